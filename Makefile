@@ -1,0 +1,75 @@
+# Training PyTorch models on GPUs -- the course's commands. `make help` lists them.
+#
+# Which PyTorch gets installed is a choice, not a hidden assumption:
+#   TORCH_SPEC   the requirement, default "torch>=2.4"
+#   TORCH_INDEX  where pip looks for it:
+#                auto (default) = PyTorch's CPU-only wheel index on Linux without an NVIDIA GPU
+#                (a ~200 MB CPU build instead of a multi-GB CUDA build); PyPI's default build on
+#                macOS (includes MPS) or where nvidia-smi exists (CUDA); your own pip sources
+#                when pip is configured with a mirror or wheelhouse (index-url / find-links).
+#                Set it to a URL, or to nothing (TORCH_INDEX=) for your default pip sources.
+# Examples:  make lab TORCH_INDEX=https://download.pytorch.org/whl/cu128
+#            make test TORCH_SPEC=torch==2.13.0 TORCH_INDEX=
+
+PYTHON      ?= python3
+VENV        ?= .venv
+TORCH_SPEC  ?= torch>=2.4
+TORCH_INDEX ?= auto
+DEVICE      ?= auto
+SMOKE       ?= 0
+RESULTS     ?=
+PORT        ?= 8888
+PYTEST_ARGS ?=
+
+PY    := $(VENV)/bin/python
+STAMP := $(VENV)/.course-installed
+CPU_INDEX := https://download.pytorch.org/whl/cpu
+
+ifeq ($(TORCH_INDEX),auto)
+  HAS_GPU    := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo yes)
+  HAS_MIRROR := $(shell $(PYTHON) -m pip config list 2>/dev/null | grep -Ei 'index-url|find-links')$(PIP_INDEX_URL)$(PIP_FIND_LINKS)
+  ifneq ($(or $(HAS_GPU),$(HAS_MIRROR),$(filter Darwin,$(shell uname -s))),)
+    TORCH_INDEX_RESOLVED :=
+  else
+    TORCH_INDEX_RESOLVED := $(CPU_INDEX)
+  endif
+else
+  TORCH_INDEX_RESOLVED := $(TORCH_INDEX)
+endif
+
+.PHONY: help setup lab test run reference nbval outputs clean
+
+help:
+	@echo "make lab        set up .venv and open JupyterLab on notebooks/ (token-protected)"
+	@echo "make test       set up .venv and run all tests: course_utils, papermill runs, nbval"
+	@echo "make run        run every notebook headless into build/run/ [DEVICE=auto|cpu|cuda|mps] [SMOKE=1] [RESULTS=name]"
+	@echo "make outputs    re-execute the notebooks in place (the stored outputs nbval compares against)"
+	@echo "variables: TORCH_SPEC='$(TORCH_SPEC)' TORCH_INDEX='$(TORCH_INDEX)' -> '$(TORCH_INDEX_RESOLVED)'"
+
+# The venv is rebuilt when pyproject.toml or this Makefile changes.
+$(STAMP): pyproject.toml Makefile
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "installing $(TORCH_SPEC) from $(or $(TORCH_INDEX_RESOLVED),your default pip sources)"
+	$(PY) -m pip install --disable-pip-version-check -q "$(TORCH_SPEC)" $(if $(TORCH_INDEX_RESOLVED),--index-url $(TORCH_INDEX_RESOLVED) --extra-index-url https://pypi.org/simple)
+	$(PY) -m pip install --disable-pip-version-check -q -e ".[test,lab,dev]"
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+lab: $(STAMP)
+	@# A token is always required; JupyterLab prints the login URL with it.
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) \
+		--IdentityProvider.token="$${JUPYTER_TOKEN:-$$($(PY) -c 'import secrets; print(secrets.token_hex(24))')}"
+
+test: $(STAMP)
+	$(PY) -m pytest tests notebooks --nbval --nbval-current-env \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider $(PYTEST_ARGS)
+
+run: $(STAMP)
+	$(PY) -m course_utils.run --device $(DEVICE) $(if $(filter 1 yes true,$(SMOKE)),--smoke) $(if $(RESULTS),--results $(RESULTS))
+
+outputs: $(STAMP)
+	$(PY) tools/store_outputs.py
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,25 @@
+"""Plumbing for the course notebooks: devices, timing, data, plots, the results ledger.
+
+Lessons import what they need by module, e.g. ``from course_utils.timing import benchmark``;
+the most used names are re-exported here.
+"""
+from .device import DeviceUnavailableError, environment_report, pick_device, synchronize
+from .ledger import compare, record
+from .params import ParameterError
+from .repro import seed_everything
+from .timing import Timing, benchmark
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DeviceUnavailableError",
+    "ParameterError",
+    "Timing",
+    "benchmark",
+    "compare",
+    "environment_report",
+    "pick_device",
+    "record",
+    "seed_everything",
+    "synchronize",
+]

@@ -1,0 +1,126 @@
+"""Choosing a device and describing the machine.
+
+Every notebook starts with ``pick_device(DEVICE)``, so the same notebook runs on a CPU-only
+laptop, an Apple GPU (MPS) or an NVIDIA GPU (CUDA) without edits.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from typing import Any
+
+import torch
+
+CHOICES = ("auto", "cpu", "cuda", "mps")
+
+CUDA_HELP = (
+    "Install a CUDA build of PyTorch on a machine with an NVIDIA GPU and driver "
+    "(see https://pytorch.org/get-started/locally/), or run the notebook with DEVICE='auto' or 'cpu'."
+)
+
+
+class DeviceUnavailableError(RuntimeError):
+    """Raised when a notebook asks for a device this machine does not have."""
+
+
+def mps_available() -> bool:
+    """True when Apple's Metal backend can run tensors (macOS on Apple silicon)."""
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend is not None and backend.is_available())
+
+
+def available_devices() -> list[str]:
+    """Device types usable here, best first, e.g. ``['cuda', 'cpu']``.
+
+    Used by: 00_environment_check and the error message of :func:`pick_device`.
+    """
+    found = []
+    if torch.cuda.is_available():
+        found.append("cuda")
+    if mps_available():
+        found.append("mps")
+    found.append("cpu")
+    return found
+
+
+def pick_device(requested: str = "auto") -> torch.device:
+    """Return the device a notebook should use.
+
+    ``"auto"`` picks CUDA, then MPS, then CPU. Asking for a device that is not present raises
+    :class:`DeviceUnavailableError` saying what is available and how to get it.
+    An index is allowed (``"cuda:1"``). Used by: every notebook.
+    """
+    req = str(requested).strip().lower()
+    kind, _, index = req.partition(":")
+    if kind not in CHOICES or (index and (kind == "auto" or not index.isdigit())):
+        raise ValueError(f"DEVICE must be one of {CHOICES} (optionally 'cuda:N'), got {requested!r}")
+    have = available_devices()
+    if kind == "auto":
+        return torch.device(have[0])
+    if kind not in have:
+        why = {
+            "cuda": f"this PyTorch build ({torch.__version__}) "
+            + ("has no CUDA support. " if torch.version.cuda is None else "found no usable NVIDIA GPU. ")
+            + CUDA_HELP,
+            "mps": "MPS needs macOS 12.3+ on Apple silicon with a PyTorch build that includes it.",
+        }[kind]
+        raise DeviceUnavailableError(
+            f"DEVICE={requested!r} is not available on this machine; available: {have}. {why}"
+        )
+    if kind == "cuda" and index and int(index) >= torch.cuda.device_count():
+        raise DeviceUnavailableError(
+            f"DEVICE={requested!r}: this machine has {torch.cuda.device_count()} CUDA device(s)."
+        )
+    return torch.device(req)
+
+
+def synchronize(device: torch.device | str) -> None:
+    """Wait until all work queued on ``device`` has finished (a no-op on CPU).
+
+    GPU calls return before the GPU is done; a timer read without this measures only the launch.
+    Used by: course_utils.timing and notebooks 01, 02, 04.
+    """
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    elif dev.type == "mps":
+        torch.mps.synchronize()
+
+
+def environment_report() -> dict[str, Any]:
+    """Versions and hardware as a plain dict (JSON-serialisable).
+
+    Used by: 00_environment_check and the headless runner (stored with every results file).
+    """
+    report: dict[str, Any] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "cuda_build": torch.version.cuda,
+        "cuda_available": torch.cuda.is_available(),
+        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        "mps_available": mps_available(),
+        "distributed_available": torch.distributed.is_available(),
+        "nccl_available": bool(torch.distributed.is_available() and torch.distributed.is_nccl_available()),
+        "gloo_available": bool(torch.distributed.is_available() and torch.distributed.is_gloo_available()),
+        "gpus": [],
+    }
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            report["gpus"].append(
+                {
+                    "index": i,
+                    "name": p.name,
+                    "compute_capability": f"{p.major}.{p.minor}",
+                    "memory_gib": round(p.total_memory / 2**30, 1),
+                    "multiprocessors": p.multi_processor_count,
+                }
+            )
+    report["executable"] = sys.executable
+    return report

@@ -1,0 +1,113 @@
+"""Run the course's notebooks headless with papermill: ``python -m course_utils.run`` (``make run``).
+
+Each notebook is executed into ``build/run/`` with ``DEVICE`` and ``SMOKE`` injected into its
+``parameters`` cell; its ledger goes to ``build/run/ledger/<notebook>.json``. At the end a table
+(notebook, status, seconds) is printed and ``build/run/summary.json`` is written; with
+``--results NAME`` the same summary also becomes the shipped reference ``results/NAME.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from .device import CHOICES, environment_report
+from .ledger import results_dir
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def notebooks(folder: Path, names: list[str] | None = None) -> list[Path]:
+    """The numbered lesson notebooks in ``folder`` (``NN_*.ipynb``), optionally filtered by prefix."""
+    found = sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
+    if names:
+        found = [p for p in found if any(p.stem.startswith(n) or p.name == n for n in names)]
+    return found
+
+
+def run_one(nb: Path, out_dir: Path, parameters: dict, timeout: int) -> dict:
+    """Execute one notebook; return its summary entry (status, seconds, results, error)."""
+    import papermill as pm  # imported here: only headless runs need it
+
+    ledger = out_dir / "ledger" / f"{nb.stem}.json"
+    ledger.unlink(missing_ok=True)
+    os.environ["COURSE_LEDGER"] = str(ledger)  # the kernel inherits this environment
+    t0 = time.perf_counter()
+    status, error = "ok", None
+    try:
+        pm.execute_notebook(
+            str(nb), str(out_dir / nb.name), parameters=parameters, cwd=str(nb.parent),
+            kernel_name="python3", progress_bar=False, execution_timeout=timeout,
+        )
+    except Exception as exc:  # a failing notebook is reported, the others still run
+        status, error = "failed", f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+    finally:
+        os.environ.pop("COURSE_LEDGER", None)
+    seconds = time.perf_counter() - t0
+    results = json.loads(ledger.read_text()) if ledger.exists() else {}
+    return {"status": status, "seconds": round(seconds, 2), "parameters": parameters, "results": results, "error": error}
+
+
+def write_reference(name: str, summary: dict) -> Path:
+    """Merge ``summary`` into ``results/NAME.json``: notebooks run now replace their old entries,
+    notebooks not run now keep theirs (so one lesson can be re-measured alone)."""
+    target = results_dir() / f"{name}.json"
+    merged = json.loads(target.read_text()) if target.exists() else {"notebooks": {}}
+    merged.update({k: v for k, v in summary.items() if k != "notebooks"})
+    merged["name"] = name
+    merged.setdefault("notebooks", {}).update(summary["notebooks"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(merged, indent=1, sort_keys=True))
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="*", help="notebook prefixes to run, e.g. 02 03 (default: all)")
+    ap.add_argument("--device", default="auto", help=f"one of {CHOICES} (default auto)")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the notebooks run, not the figures")
+    ap.add_argument("--notebooks", type=Path, default=REPO / "notebooks")
+    ap.add_argument("--out", type=Path, default=REPO / "build" / "run")
+    ap.add_argument("--results", metavar="NAME", help="also write the summary to results/NAME.json")
+    ap.add_argument("--timeout", type=int, default=1200, help="seconds allowed per cell")
+    args = ap.parse_args(argv)
+    if args.results and args.smoke:
+        ap.error("--results stores reference figures; smoke sizes are not reference figures")
+    if args.device.split(":")[0] not in CHOICES:
+        ap.error(f"--device must be one of {CHOICES}, got {args.device!r}")
+    nbs = notebooks(args.notebooks, args.names)
+    if not nbs:
+        ap.error(f"no notebooks matching {args.names or '*'} in {args.notebooks}")
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    summary = {
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(["python -m course_utils.run", *(argv if argv is not None else sys.argv[1:])]),
+        "environment": environment_report(),
+        "notebooks": {},
+    }
+    print(f"{'notebook':<36} {'status':<8} {'seconds':>8}", flush=True)
+    for nb in nbs:
+        entry = run_one(nb, args.out, {"DEVICE": args.device, "SMOKE": args.smoke}, args.timeout)
+        summary["notebooks"][nb.stem] = entry
+        print(f"{nb.stem:<36} {entry['status']:<8} {entry['seconds']:>8.1f}", flush=True)
+        if entry["error"]:
+            print(f"    {entry['error'][:300]}", flush=True)
+    total = sum(e["seconds"] for e in summary["notebooks"].values())
+    failed = [k for k, e in summary["notebooks"].items() if e["status"] != "ok"]
+    print(f"{'total':<36} {('FAILED ' + str(len(failed))) if failed else 'ok':<8} {total:>8.1f}")
+
+    text = json.dumps(summary, indent=1, sort_keys=True)
+    (args.out / "summary.json").write_text(text)
+    print(f"summary: {args.out / 'summary.json'}")
+    if args.results:
+        print(f"reference results: {write_reference(args.results, summary)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""Sync-correct timing.
+
+Three rules make a GPU timing honest: warm up first (the first call pays for CUDA context
+creation, cuBLAS handles, caching-allocator growth), synchronise before reading the clock
+(kernel launches are asynchronous), and repeat and report the median (one run is noise).
+``benchmark`` follows all three on top of ``torch.utils.benchmark``.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+import torch.utils.benchmark as tbench
+
+from .device import synchronize
+
+
+@dataclass
+class Timing:
+    """Seconds per call of a benchmarked function."""
+
+    label: str
+    median: float
+    iqr: float
+    times: list[float] = field(repr=False)
+    calls: int  # calls timed in all (blocks x calls per block)
+
+    @property
+    def spread(self) -> float:
+        """Inter-quartile range relative to the median (0.05 = 5 %)."""
+        return self.iqr / self.median if self.median > 0 else float("nan")
+
+    def __str__(self) -> str:
+        return f"{self.label}: {format_seconds(self.median)} median (IQR {format_seconds(self.iqr)}, {self.calls} calls)"
+
+
+def format_seconds(s: float) -> str:
+    """Human units: 12.3 us, 4.56 ms, 1.23 s."""
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} us"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def benchmark(
+    fn: Callable[[], object],
+    device: torch.device | str = "cpu",
+    *,
+    label: str = "",
+    warmup: int = 3,
+    min_run_time: float = 0.2,
+    threads: int | None = None,
+) -> Timing:
+    """Time ``fn()`` on ``device``: ``warmup`` untimed calls, then blocks of calls for at least
+    ``min_run_time`` seconds, with the device synchronised before every clock read.
+
+    ``threads`` defaults to the current ``torch.get_num_threads()`` (``torch.utils.benchmark``
+    would otherwise silently time with one thread). Used by: notebooks 01, 02, 04, 06, 07, 08.
+    """
+    dev = torch.device(device)
+    for _ in range(warmup):
+        fn()
+    synchronize(dev)
+
+    def clock() -> float:
+        synchronize(dev)
+        return time.perf_counter()
+
+    timer = tbench.Timer(
+        stmt="fn()",
+        globals={"fn": fn},
+        timer=clock,
+        label=label,
+        num_threads=threads or torch.get_num_threads(),
+    )
+    m = timer.blocked_autorange(min_run_time=min_run_time)
+    return Timing(label=label, median=m.median, iqr=m.iqr, times=list(m.times), calls=m.number_per_run * len(m.times))
+
+
+def time_once(fn: Callable[[], object], device: torch.device | str = "cpu") -> float:
+    """Wall-clock seconds of one call of ``fn``, synchronised before and after.
+
+    For long runs (a whole training loop) that cannot be repeated many times.
+    Used by: notebooks 02, 05.
+    """
+    dev = torch.device(device)
+    synchronize(dev)
+    t0 = time.perf_counter()
+    fn()
+    synchronize(dev)
+    return time.perf_counter() - t0
+
+
+def median_of(fn: Callable[[], object], device: torch.device | str = "cpu", repeats: int = 3) -> Timing:
+    """Median of ``repeats`` synchronised single calls, for runs too long for :func:`benchmark`.
+
+    Used by: notebook 02.
+    """
+    times = [time_once(fn, device) for _ in range(repeats)]
+    q = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
+    return Timing(label="", median=statistics.median(times), iqr=q[2] - q[0], times=times, calls=repeats)

@@ -1,0 +1,55 @@
+"""Fast checks of every lesson's file (no kernel): the conventions of docs/authoring.md."""
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+
+from conftest import lesson_notebooks
+
+NOTEBOOKS = lesson_notebooks()
+FORBIDDEN = {
+    r"\.cuda\(\)": "hard-coded .cuda(): use .to(device)",
+    r"torch\.cuda\.amp\.": "deprecated torch.cuda.amp: use torch.autocast / torch.amp.GradScaler('cuda')",
+    r"use_reentrant\s*=\s*True": "reentrant checkpointing: use use_reentrant=False",
+}
+
+
+def test_there_are_lessons():
+    assert len(NOTEBOOKS) >= 1
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_lesson_conventions(path):
+    nb = nbformat.read(path, as_version=4)
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
+    cells = nb.cells
+    assert cells[0].cell_type == "markdown" and cells[0].source.startswith("# "), "first cell: '# Title'"
+    markdown = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    assert re.search(r"^## .*Summary", markdown, re.M | re.I), "needs a '## Summary' section"
+    assert re.search(r"^## .*Exercises", markdown, re.M | re.I), "needs a '## Exercises' section"
+    assert re.search(r"you will learn", markdown, re.I), "needs a 'What you will learn' part"
+
+    code = [c for c in cells if c.cell_type == "code"]
+    params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1, "exactly one code cell tagged 'parameters'"
+    assert re.search(r"^DEVICE\s*=", params[0].source, re.M) and re.search(r"^SMOKE\s*=", params[0].source, re.M)
+    source = "\n".join(c.source for c in code)
+    assert "course_utils" in source
+    assert "pick_device(DEVICE)" in source, "the device comes from the DEVICE parameter"
+    for pattern, why in FORBIDDEN.items():
+        assert not re.search(pattern, source), why
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stored_outputs_are_a_clean_reference_run(path):
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code if c.source.strip()), "run `make outputs` to store a full run"
+    for i, c in enumerate(code):
+        for out in c.get("outputs", []):
+            assert out.output_type != "error", f"cell {i} stores an error"
+            text = out.get("text", "") if out.output_type == "stream" else str(out.get("data", {}).get("text/plain", ""))
+            assert not re.search(r"DeprecationWarning|FutureWarning", text), f"cell {i} stores a deprecation warning"
+            assert not re.search(r"<matplotlib\.\w+\.\w+ at 0x|^\[<matplotlib", text), f"cell {i} prints a matplotlib repr"

@@ -1,0 +1,52 @@
+import time
+
+import pytest
+import torch
+
+from course_utils import timing
+
+
+def test_benchmark_measures_a_known_duration():
+    t = timing.benchmark(lambda: time.sleep(0.002), "cpu", warmup=1, min_run_time=0.05)
+    assert 0.0019 < t.median < 0.02
+    assert t.calls >= 3 and t.iqr >= 0 and len(t.times) >= 1
+
+
+def test_benchmark_warms_up_and_synchronises_around_every_clock_read(monkeypatch):
+    calls = {"fn": 0, "sync": 0}
+    monkeypatch.setattr(timing, "synchronize", lambda d: calls.__setitem__("sync", calls["sync"] + 1))
+
+    def fn():
+        calls["fn"] += 1
+
+    t = timing.benchmark(fn, "cpu", warmup=5, min_run_time=0.01)
+    assert calls["fn"] >= 5 + t.calls  # warm-up calls are not timed
+    # one sync after warm-up, then one per clock read (two per timed block at least)
+    assert calls["sync"] >= 1 + 2 * len(t.times)
+
+
+def test_benchmark_keeps_the_thread_count():
+    before = torch.get_num_threads()
+    seen = []
+    timing.benchmark(lambda: seen.append(torch.get_num_threads()), "cpu", warmup=0, min_run_time=0.01)
+    assert set(seen) == {before}
+
+
+def test_time_once_and_median_of():
+    assert timing.time_once(lambda: time.sleep(0.01)) >= 0.009
+    m = timing.median_of(lambda: time.sleep(0.005), repeats=3)
+    assert m.calls == 3 and 0.004 < m.median < 0.05
+
+
+def test_format_seconds():
+    assert timing.format_seconds(2.5e-5) == "25.0 us"
+    assert timing.format_seconds(0.0123) == "12.30 ms"
+    assert timing.format_seconds(3.0) == "3.00 s"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_timing_includes_the_kernel_not_just_the_launch():
+    a = torch.randn(4096, 4096, device="cuda")
+    t = timing.benchmark(lambda: a @ a, "cuda", min_run_time=0.1)
+    # 2 * 4096^3 FLOP cannot finish in < 10 us on any GPU: an unsynchronised timer would report that.
+    assert t.median > 1e-5

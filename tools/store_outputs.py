@@ -1,0 +1,41 @@
+"""Re-execute notebooks in place so their stored outputs are a fresh reference run (``make outputs``).
+
+nbval later re-runs each notebook and compares every cell's output with what is stored here,
+except cells tagged ``nbval-ignore-output``. Run this on a CPU machine after editing a lesson:
+    python tools/store_outputs.py            # all notebooks
+    python tools/store_outputs.py 02 03      # only those whose name starts with 02 or 03
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def store(path: Path, timeout: int = 1200) -> float:
+    nb = nbformat.read(path, as_version=4)
+    t0 = time.perf_counter()
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    for cell in nb.cells:  # keep diffs small: no per-run timing metadata
+        cell.metadata.pop("execution", None)
+    nb.metadata.pop("papermill", None)
+    nbformat.write(nb, path)
+    return time.perf_counter() - t0
+
+
+def main(prefixes: list[str]) -> None:
+    os.environ.pop("COURSE_LEDGER", None)  # a reference run writes no ledger
+    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        if prefixes and not any(path.name.startswith(p) for p in prefixes):
+            continue
+        print(f"{path.name:<40} {store(path):6.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
