@@ -88,6 +88,24 @@ def synchronize(device: torch.device | str) -> None:
         torch.mps.synchronize()
 
 
+def cpu_model() -> str:
+    """The CPU's marketing name where the OS tells it (Linux /proc/cpuinfo, macOS sysctl)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    if sys.platform == "darwin":
+        import subprocess
+
+        out = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True)
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip()
+    return platform.processor() or platform.machine()
+
+
 def environment_report() -> dict[str, Any]:
     """Versions and hardware as a plain dict (JSON-serialisable).
 
@@ -97,7 +115,7 @@ def environment_report() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "machine": platform.machine(),
-        "processor": platform.processor() or platform.machine(),
+        "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
