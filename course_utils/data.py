@@ -44,6 +44,6 @@ def load_iris(device: torch.device | str = "cpu", *, test_size: float = 0.2, see
         y_train=torch.tensor(y_tr, dtype=torch.long),
         y_test=torch.tensor(y_te, dtype=torch.long),
         feature_names=list(iris.feature_names),
-        class_names=list(iris.target_names),
+        class_names=[str(n) for n in iris.target_names],
     )
     return split.to(device)
