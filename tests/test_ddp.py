@@ -1,0 +1,159 @@
+"""course_utils.ddp_train launched for real with torchrun (gloo, 2 CPU processes):
+DDP equals one big batch, ranks agree, a crashing rank ends the job promptly, a checkpoint resumes
+the run exactly, two "nodes" on localhost form one job, a hung job is killed by the timeout,
+and no process survives any of it."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, DistributedSampler
+
+from course_utils import ddp_train
+from course_utils import launch as L
+
+pytestmark = pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
+                                reason="needs torch.distributed with gloo")
+
+SAMPLES, BATCH, EPOCHS, LR = 64, 8, 3, 0.1  # 2 ranks x 8 = 16 per step, 4 steps per epoch
+TOL = 1e-5
+COMMON = ["--device", "cpu", "--samples", SAMPLES, "--batch", BATCH, "--epochs", EPOCHS, "--lr", LR, "--timeout", 30]
+
+
+def run(tmp, name, *args, nproc=2, timeout=60, echo=False):
+    cmd = L.torchrun_command("course_utils.ddp_train", [*map(str, COMMON), "--out", str(tmp / name), *map(str, args)],
+                             nproc_per_node=nproc)
+    return L.launch(cmd, timeout=timeout, env=L.child_environment(nproc), echo=echo)
+
+
+def single_process_reference() -> dict[str, torch.Tensor]:
+    """Plain PyTorch, one process, global batch 2 x BATCH, the same shuffles: what DDP must equal."""
+    data = ddp_train.make_data(SAMPLES)
+    sampler = DistributedSampler(data, num_replicas=1, rank=0, shuffle=True, seed=0)
+    loader = DataLoader(data, batch_size=2 * BATCH, sampler=sampler)
+    torch.manual_seed(0)
+    model = ddp_train.make_model(16, 32, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=0.9)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model: extra threads only cost time on a busy machine
+    try:
+        for epoch in range(EPOCHS):
+            sampler.set_epoch(epoch)
+            for x, y in loader:
+                opt.zero_grad()
+                F.cross_entropy(model(x), y).backward()
+                opt.step()
+    finally:
+        torch.set_num_threads(threads)
+    return model.state_dict()
+
+
+def max_diff(a: dict, b: dict) -> float:
+    assert a.keys() == b.keys()
+    return max((a[k] - b[k]).abs().max().item() for k in a)
+
+
+def worker_pids(result: L.LaunchResult) -> list[int]:
+    return [int(w.split("=")[1]) for line in result.output.splitlines() for w in line.split() if w.startswith("pid=")]
+
+
+def assert_no_process_left(result: L.LaunchResult) -> None:
+    end = time.monotonic() + 5
+    while time.monotonic() < end and any(L.process_alive(p) for p in result.pids):
+        time.sleep(0.05)
+    assert not [p for p in result.pids if L.process_alive(p)]
+    assert not [p for p in L._descendants(os.getpid()) if L.process_alive(p)]
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ddp")
+    result = run(tmp, "full", "--tasks", "env,tiny,train")
+    return tmp, result
+
+
+@pytest.fixture(scope="module")
+def crashed_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("crash")
+    t0 = time.monotonic()
+    with pytest.raises(L.LaunchError) as info:  # rank 1 raises in epoch 2, after 2 checkpoints
+        run(tmp, "crash", "--tasks", "env,train", "--checkpoint", tmp / "ckpt.pt", "--crash-at", 10)
+    return tmp, info.value, time.monotonic() - t0
+
+
+def test_two_ranks_equal_one_process_with_twice_the_batch(full_run):
+    tmp, result = full_run
+    summary = json.loads((tmp / "full" / "train.json").read_text())
+    assert summary["world_size"] == 2 and summary["steps"] == EPOCHS * SAMPLES // (2 * BATCH)
+    assert summary["batches_per_rank"] == [EPOCHS * SAMPLES / (2 * BATCH)] * 2
+    ddp_weights = torch.load(tmp / "full" / "weights.pt", weights_only=True)
+    assert max_diff(ddp_weights, single_process_reference()) < TOL
+
+
+def test_every_rank_holds_identical_parameters_after_every_step(full_run):
+    tmp, result = full_run
+    assert json.loads((tmp / "full" / "train.json").read_text())["max_rank_spread"] == 0.0
+    assert result.output.count("ranks differ by at most 0.0e+00") == EPOCHS
+
+
+def test_env_vars_and_tiny_dataset_shares(full_run):
+    tmp, result = full_run
+    for rank in (0, 1):
+        assert f"[rank {rank}] RANK={rank} LOCAL_RANK={rank} WORLD_SIZE=2 LOCAL_WORLD_SIZE=2" in result.output
+    assert "MASTER_ADDR=127.0.0.1" in result.output
+    # 3 samples on 2 ranks: padded to 4 (index 0 twice) without drop_last, 1 each with it
+    assert "[rank 1] tiny dataset of 3, drop_last=False: my indices [1, 0]" in result.output
+    assert "[rank 1] tiny dataset of 3, drop_last=True: my indices [1]" in result.output
+    assert "[rank 0] tiny dataset of 1, drop_last=True: my indices []" in result.output
+    assert_no_process_left(result)
+
+
+def test_a_crashing_rank_ends_the_job_promptly(crashed_run):
+    tmp, error, seconds = crashed_run
+    assert not isinstance(error, L.LaunchTimeout)
+    assert "simulated failure on rank 1 at step 10" in str(error)
+    assert "root cause: rank 1" in str(error)
+    failed_at = error.result.first("simulated failure")
+    assert failed_at is not None and error.result.seconds - failed_at < 15, "the other rank was not stopped promptly"
+    assert len(worker_pids(error.result)) == 2
+    assert_no_process_left(error.result)
+
+
+def test_resume_from_checkpoint_finishes_the_same_run(crashed_run):
+    tmp, _, _ = crashed_run
+    ckpt = torch.load(tmp / "ckpt.pt", weights_only=True)
+    assert ckpt["epoch"] == 1 and set(ckpt) == {"model", "optimizer", "epoch"}
+    assert not list(tmp.glob("*.tmp")), "a temporary checkpoint was left behind"
+    result = run(tmp, "resumed", "--tasks", "train", "--checkpoint", tmp / "ckpt.pt", "--resume")
+    assert "resumed from ckpt.pt: epoch 1 was complete" in result.output
+    assert json.loads((tmp / "resumed" / "train.json").read_text())["first_epoch"] == 2
+    weights = torch.load(tmp / "resumed" / "weights.pt", weights_only=True)
+    assert max_diff(weights, single_process_reference()) < TOL
+
+
+def test_two_nodes_on_localhost_form_one_job(tmp_path):
+    port = L.free_port()
+    cmds = [L.torchrun_command("course_utils.ddp_train", ["--device", "cpu", "--tasks", "env"], nproc_per_node=1,
+                               nnodes=2, rdzv_endpoint=f"127.0.0.1:{port}") for _ in range(2)]
+    result = L.launch_many(cmds, timeout=60, echo=False, env=L.child_environment(2))
+    ranks = sorted(line.split("RANK=")[1].split()[0] for lines in result.lines for line in lines if " RANK=" in line)
+    assert ranks == ["0", "1"]
+    assert result.output.count("WORLD_SIZE=2 LOCAL_WORLD_SIZE=1") == 2
+    assert result.output.count("MASTER_ADDR=127.0.0.1") == 2
+    assert_no_process_left(result)
+
+
+def test_a_hung_job_is_killed_at_the_timeout(tmp_path):
+    script = tmp_path / "hang.py"
+    script.write_text("import os, time\nprint('worker', os.getpid(), flush=True)\ntime.sleep(600)\n")
+    cmd = L.torchrun_command(str(script), nproc_per_node=2, module=False)
+    with pytest.raises(L.LaunchTimeout) as info:
+        L.launch(cmd, timeout=12, env=L.child_environment(2), echo=False)
+    workers = [int(line.split()[-1]) for line in info.value.result.output.splitlines() if line.startswith("worker ")]
+    assert workers, "the workers did not start within the timeout (machine too busy?)"
+    assert set(workers) <= info.value.result.pids
+    assert_no_process_left(info.value.result)
