@@ -63,7 +63,7 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest tests notebooks --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider $(PYTEST_ARGS)
+		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider --durations=12 $(PYTEST_ARGS)
 
 run: $(STAMP)
 	$(PY) -m course_utils.run --device $(DEVICE) $(if $(filter 1 yes true,$(SMOKE)),--smoke) $(if $(RESULTS),--results $(RESULTS))

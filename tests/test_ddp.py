@@ -66,7 +66,18 @@ def assert_no_process_left(result: L.LaunchResult) -> None:
     while time.monotonic() < end and any(L.process_alive(p) for p in result.pids):
         time.sleep(0.05)
     assert not [p for p in result.pids if L.process_alive(p)]
-    assert not [p for p in L._descendants(os.getpid()) if L.process_alive(p)]
+    assert not [p for p in L._descendants(os.getpid()) if L.process_alive(p) and p not in _BASELINE]
+
+
+_BASELINE: set[int] = set()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _baseline_children():
+    """Children this process had before this module (e.g. another module's multiprocessing
+    forkserver) are not the launcher's; autouse runs before the module's run fixtures."""
+    _BASELINE.update(L._descendants(os.getpid()))
+    yield
 
 
 @pytest.fixture(scope="module")

@@ -84,7 +84,9 @@ def test_container_entrypoint_uses_the_given_token(tmp_path):
 
 
 def _make_dry_run(target: str, env_extra: dict[str, str], *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_") and k != "MAKEFLAGS"}
+    # A clean slate: no pip settings, and none of the variables an outer `make` passes down.
+    inherited = {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "TORCH_SPEC", "TORCH_INDEX", "PYTHON", "VENV"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_") and k not in inherited}
     env.update(env_extra)
     return subprocess.run(["make", "-n", "-B", target, *args], cwd=REPO, env=env, capture_output=True, text=True, check=True).stdout
 
