@@ -57,9 +57,12 @@ $(STAMP): pyproject.toml Makefile
 setup: $(STAMP)
 
 lab: $(STAMP)
-	@# A token is always required; JupyterLab prints the login URL with it.
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) \
-		--IdentityProvider.token="$${JUPYTER_TOKEN:-$$($(PY) -c 'import secrets; print(secrets.token_hex(24))')}"
+	@# Always a token (an empty one would switch authentication off). JupyterLab masks a token it was
+	@# given, so print the login URL here; JUPYTER_TOKEN=... chooses your own.
+	@token="$${JUPYTER_TOKEN:-$$($(PY) -c 'import secrets; print(secrets.token_hex(24))')}"; \
+	echo "Open JupyterLab at: http://127.0.0.1:$(PORT)/lab?token=$$token"; \
+	exec $(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) \
+		--IdentityProvider.token="$$token"
 
 test: $(STAMP)
 	$(PY) -m pytest tests notebooks --nbval --nbval-current-env \
