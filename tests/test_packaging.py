@@ -105,6 +105,18 @@ def test_make_respects_explicit_torch_choices():
     assert "--index-url" not in out, "a configured mirror/wheelhouse is respected"
 
 
+@pytest.mark.skipif(shutil.which("make") is None or shutil.which("nvidia-smi") is not None, reason="needs make, no GPU")
+def test_make_prefers_a_cpu_wheel_from_a_configured_wheelhouse(tmp_path):
+    tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    for version in ("2.9.0", "2.13.0", "2.10.1"):
+        (tmp_path / f"torch-{version}+cpu-{tag}-{tag}-manylinux_2_28_x86_64.whl").touch()
+    (tmp_path / f"torch-2.14.1-{tag}-{tag}-manylinux_2_28_x86_64.whl").touch()  # a CUDA build: not chosen
+    out = _make_dry_run("setup", {"PIP_CONFIG_FILE": os.devnull, "PIP_FIND_LINKS": str(tmp_path)})
+    assert f'"{tmp_path}/torch-2.13.0+cpu-{tag}-{tag}-manylinux_2_28_x86_64.whl"' in out
+    out = _make_dry_run("setup", {"PIP_CONFIG_FILE": os.devnull, "PIP_FIND_LINKS": str(tmp_path)}, "TORCH_SPEC=torch>=2.5")
+    assert '"torch>=2.5"' in out, "an explicit TORCH_SPEC wins over the wheelhouse"
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_lab_always_sets_a_token():
     out = _make_dry_run("lab", {})
