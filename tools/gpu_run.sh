@@ -11,7 +11,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 NAME="${1:-h200}"
 OUT="${OUT:-build/gpu-run}"; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 MPLBACKEND=Agg
+export PYTHONUNBUFFERED=1
+# Kernels must use ipykernel's inline backend (MPLBACKEND=Agg would drop every figure, and nbval
+# would then miss outputs), and float32 must stay float32: NGC images turn on TF32 for all matmuls.
+unset MPLBACKEND TORCH_ALLOW_TF32_CUBLAS_OVERRIDE
 if [ -d .whl ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
     export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
