@@ -78,11 +78,11 @@ lab: $(STAMP)
 		--IdentityProvider.token="$$token"
 
 test: $(STAMP)
-	$(PY) -m pytest tests notebooks --nbval --nbval-current-env \
+	env -u MPLBACKEND $(PY) -m pytest tests notebooks --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider --durations=12 $(PYTEST_ARGS)
 
 run: $(STAMP)
-	$(PY) -m course_utils.run --device $(DEVICE) $(if $(filter 1 yes true,$(SMOKE)),--smoke) $(if $(RESULTS),--results $(RESULTS))
+	env -u MPLBACKEND $(PY) -m course_utils.run --device $(DEVICE) $(if $(filter 1 yes true,$(SMOKE)),--smoke) $(if $(RESULTS),--results $(RESULTS))
 
 outputs: $(STAMP)
 	$(PY) tools/store_outputs.py
