@@ -5,7 +5,6 @@ and no process survives any of it."""
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest
@@ -14,6 +13,7 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, DistributedSampler
 
 from course_utils import ddp_train
+from conftest import new_children
 from course_utils import launch as L
 
 pytestmark = pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
@@ -66,18 +66,7 @@ def assert_no_process_left(result: L.LaunchResult) -> None:
     while time.monotonic() < end and any(L.process_alive(p) for p in result.pids):
         time.sleep(0.05)
     assert not [p for p in result.pids if L.process_alive(p)]
-    assert not [p for p in L._descendants(os.getpid()) if L.process_alive(p) and p not in _BASELINE]
-
-
-_BASELINE: set[int] = set()
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _baseline_children():
-    """Children this process had before this module (e.g. another module's multiprocessing
-    forkserver) are not the launcher's; autouse runs before the module's run fixtures."""
-    _BASELINE.update(L._descendants(os.getpid()))
-    yield
+    assert not new_children()
 
 
 @pytest.fixture(scope="module")

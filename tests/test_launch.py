@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import new_children
 from course_utils import launch as L
 
 # A stand-in for torchrun: starts a child in its own session (like a worker), records both pids in a
@@ -44,20 +45,9 @@ def wait_for_pids(pidfile: Path, timeout: float = 20) -> list[int]:
     raise AssertionError("the process tree never started")
 
 
-_BASELINE: set[int] = set()
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _baseline_children():
-    """Children this process already had (e.g. a multiprocessing forkserver started by another test
-    module) are not the launcher's: remember them before this module's tests start."""
-    _BASELINE.update(L._descendants(os.getpid()))
-    yield
-
-
 def my_children() -> list[int]:
-    """Live descendants of this test process started since this module began (psutil or /proc)."""
-    return [pid for pid in L._descendants(os.getpid()) if L.process_alive(pid) and pid not in _BASELINE]
+    """Live descendants of this test process started since this module began."""
+    return new_children()
 
 
 def assert_all_gone(pids: list[int]) -> None:
