@@ -32,6 +32,8 @@ from torch.distributed.elastic.multiprocessing.errors import record
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
+from course_utils.checkpoint import atomic_save
+
 ENV_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")
 
 
@@ -86,10 +88,8 @@ def spread_across_ranks(model: nn.Module) -> float:
 def save_checkpoint(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, epoch: int) -> None:
     """Rank 0 writes, atomically; every rank waits at the barrier until the file is complete."""
     if dist.get_rank() == 0:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}, tmp)
-        os.replace(tmp, path)  # a reader sees the old file or the new one, never half of one
+        # temporary file + fsync + os.replace: a reader sees the old file or the new one, never half
+        atomic_save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}, path)
     dist.barrier()
 
 
