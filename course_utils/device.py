@@ -5,8 +5,11 @@ laptop, an Apple GPU (MPS) or an NVIDIA GPU (CUDA) without edits.
 """
 from __future__ import annotations
 
+import datetime
 import os
 import platform
+import shutil
+import subprocess
 import sys
 from typing import Any
 
@@ -106,6 +109,62 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def nvidia_driver_version() -> str | None:
+    """The NVIDIA driver's version (e.g. ``"580.95.05"``), or ``None`` where there is no driver.
+
+    PyTorch reports the CUDA runtime it was built with (``torch.version.cuda``) but not the
+    driver, and the driver decides which runtimes can work (a CUDA 13 wheel needs R580+).
+    Asks NVML through ``pynvml`` when it is installed, otherwise ``nvidia-smi
+    --query-gpu=driver_version`` (both ship with the driver). Used by: 00_environment_check.
+    """
+    try:
+        import pynvml  # optional: the nvidia-ml-py package
+
+        pynvml.nvmlInit()
+        try:
+            version = pynvml.nvmlSystemGetDriverVersion()
+        finally:
+            pynvml.nvmlShutdown()
+        return version.decode() if isinstance(version, bytes) else str(version)
+    except Exception:  # not installed, or no driver: fall back to the command-line tool
+        pass
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        out = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = out.stdout.strip().splitlines()
+    return lines[0].strip() if out.returncode == 0 and lines else None
+
+
+def one_process_all_reduce(backend: str, device: torch.device | str = "cpu", timeout_s: float = 60.0) -> None:
+    """Run a real ``all_reduce`` in a one-process group of ``backend``; raise if it fails.
+
+    ``torch.distributed.is_gloo_available()`` only says the backend was compiled in. This
+    initialises it (an in-memory ``HashStore`` instead of a network rendezvous), runs one
+    collective on ``device``, checks the result and tears the group down again. Two-process
+    runs are lesson 09's job. Used by: 00_environment_check.
+    """
+    import torch.distributed as dist
+
+    if backend not in ("gloo", "nccl"):
+        raise ValueError(f"backend must be 'gloo' or 'nccl', got {backend!r}")
+    if dist.is_initialized():
+        raise RuntimeError("a process group is already initialised in this process")
+    dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1,
+                            timeout=datetime.timedelta(seconds=timeout_s))
+    try:
+        t = torch.arange(4, dtype=torch.float32, device=device)
+        dist.all_reduce(t)                      # the sum over one rank is the tensor itself
+        if not torch.equal(t.cpu(), torch.arange(4, dtype=torch.float32)):
+            raise RuntimeError(f"{backend} all_reduce returned {t.tolist()}")
+    finally:
+        dist.destroy_process_group()
+
+
 def environment_report() -> dict[str, Any]:
     """Versions and hardware as a plain dict (JSON-serialisable).
 
@@ -126,6 +185,7 @@ def environment_report() -> dict[str, Any]:
         "distributed_available": torch.distributed.is_available(),
         "nccl_available": bool(torch.distributed.is_available() and torch.distributed.is_nccl_available()),
         "gloo_available": bool(torch.distributed.is_available() and torch.distributed.is_gloo_available()),
+        "nvidia_driver": nvidia_driver_version(),
         "gpus": [],
     }
     if torch.cuda.is_available():

@@ -50,3 +50,37 @@ def test_environment_report_is_complete_and_serialisable():
     assert r["cuda_available"] == torch.cuda.is_available()
     assert len(r["gpus"]) == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
     json.dumps(r)
+
+
+def test_driver_version_is_none_or_a_version_string():
+    v = dev.nvidia_driver_version()
+    assert v is None or (v[0].isdigit() and "." in v)
+    if torch.cuda.is_available():
+        assert v is not None, "a machine with CUDA has a driver"
+
+
+def test_driver_version_without_nvml_or_nvidia_smi(monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_pynvml(name, *args, **kwargs):
+        if name == "pynvml":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pynvml)
+    monkeypatch.setattr(dev.shutil, "which", lambda name: None)
+    assert dev.nvidia_driver_version() is None
+
+
+@pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
+                    reason="needs torch.distributed with gloo")
+def test_one_process_gloo_all_reduce_really_runs():
+    dev.one_process_all_reduce("gloo")
+    assert not torch.distributed.is_initialized()
+
+
+def test_one_process_all_reduce_reports_a_bad_backend():
+    with pytest.raises(ValueError, match="backend must be"):
+        dev.one_process_all_reduce("no-such-backend")
+    assert not torch.distributed.is_initialized()
