@@ -74,3 +74,44 @@ def test_worker_processes_give_the_same_batches_as_the_main_process():
     assert len(main) == len(workers) == 3
     for (xa, ya), (xb, yb) in zip(main, workers):
         assert torch.equal(xa, xb) and torch.equal(ya, yb)
+
+
+def test_set_epoch_changes_the_augmentation_not_the_picture_or_label():
+    ds = SyntheticImages(32, size=16, work=0)
+    epoch0 = [ds[i] for i in range(32)]
+    ds.set_epoch(1)
+    epoch1 = [ds[i] for i in range(32)]
+    assert [y for _, y in epoch0] == [y for _, y in epoch1], "labels are a property of the sample"
+    changed = sum(not torch.equal(a, b) for (a, _), (b, _) in zip(epoch0, epoch1))
+    # crop (81 offsets) x flip (2): P(same augmentation) = 1/162 per sample; 32 samples all equal is impossible in practice
+    assert changed >= 24, f"only {changed} of 32 samples got a new crop or flip in epoch 1"
+    ds.set_epoch(0)
+    assert all(torch.equal(ds[i][0], epoch0[i][0]) for i in range(32)), "(epoch, index) repeats exactly"
+
+
+def test_same_epoch_and_index_repeat_across_instances_and_processes():
+    a, b = SyntheticImages(8, work=1), SyntheticImages(8, work=1)
+    a.set_epoch(3)
+    b.set_epoch(3)
+    assert all(torch.equal(a[i][0], b[i][0]) for i in range(8))
+    clone = pickle.loads(pickle.dumps(a))
+    assert clone.epoch == 3 and torch.equal(clone[5][0], a[5][0])
+
+
+def test_workers_see_the_epoch_set_before_the_iterator_starts():
+    method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+    ds = SyntheticImages(16, size=16, work=0)
+    ds.set_epoch(2)
+    main = list(DataLoader(ds, batch_size=8))
+    loader = DataLoader(ds, batch_size=8, num_workers=1, multiprocessing_context=mp.get_context(method))
+    workers = list(loader)
+    del loader
+    assert all(torch.equal(xa, xb) for (xa, _), (xb, _) in zip(main, workers))
+    ds.set_epoch(0)
+    assert not torch.equal(list(DataLoader(ds, batch_size=8))[0][0], main[0][0])
+
+
+@pytest.mark.parametrize("epoch", [-1, 1.5, True, "1"])
+def test_set_epoch_rejects_bad_values(epoch):
+    with pytest.raises(ValueError):
+        SyntheticImages(4, work=0).set_epoch(epoch)
