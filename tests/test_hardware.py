@@ -1,4 +1,5 @@
-"""course_utils.hardware: the spec table's consistency, name matching, and state restoring."""
+"""course_utils.hardware: the spec table's consistency, name matching (no NVL, no MIG slice), bandwidth
+buffers that fit the device's free memory, and TF32 switches that use the current API and restore state."""
 from __future__ import annotations
 
 import math
@@ -6,7 +7,17 @@ import math
 import pytest
 import torch
 
-from course_utils.hardware import GPU_SPECS, find_spec, float32_matmul_precision, torch_threads
+from course_utils.hardware import (
+    GPU_SPECS,
+    HAS_FP32_PRECISION_API,
+    find_spec,
+    float32_matmul_precision,
+    stream_buffer_mib,
+    tf32_enabled,
+    torch_threads,
+)
+
+GiB, MiB = 2**30, 2**20
 
 
 def test_spec_table_is_consistent():
@@ -33,6 +44,10 @@ def test_headline_figures():
     [
         ("NVIDIA H200", "H200 SXM"),
         ("NVIDIA H200 NVL", None),
+        ("NVIDIA H200 MIG 1g.18gb", None),
+        ("NVIDIA H200 MIG 7g.141gb", None),
+        ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", None),
+        ("NVIDIA A100-SXM4-80GB MIG 3g.40gb", None),
         ("NVIDIA GH200 480GB", None),
         ("NVIDIA H100 80GB HBM3", "H100 SXM"),
         ("NVIDIA H100 PCIe", None),
@@ -53,17 +68,65 @@ def test_find_spec(name, expected):
     assert (spec.name if spec else None) == expected
 
 
-def test_float32_matmul_precision_restores():
-    before = torch.get_float32_matmul_precision()
-    with float32_matmul_precision("high"):
-        assert torch.get_float32_matmul_precision() == "high"
-    assert torch.get_float32_matmul_precision() == before
-    with pytest.raises(RuntimeError), float32_matmul_precision("high"):
+def _tf32_state() -> tuple:
+    if HAS_FP32_PRECISION_API:
+        return torch.backends.cuda.matmul.fp32_precision, torch.backends.cudnn.conv.fp32_precision
+    return torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+
+
+def test_tf32_helper_uses_the_new_api_on_this_torch():
+    major, minor = (int(v) for v in torch.__version__.split(".")[:2])
+    assert HAS_FP32_PRECISION_API == ((major, minor) >= (2, 9))
+    before = _tf32_state()
+    with tf32_enabled(True):
+        if HAS_FP32_PRECISION_API:  # the new API, and nothing that would make a legacy read raise
+            assert torch.backends.cuda.matmul.fp32_precision == "tf32"
+            assert torch.backends.cudnn.conv.fp32_precision == "tf32"
+        else:
+            assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+    with tf32_enabled(False):
+        if HAS_FP32_PRECISION_API:
+            assert torch.backends.cuda.matmul.fp32_precision == "ieee"
+            assert torch.backends.cudnn.conv.fp32_precision == "ieee"
+    assert _tf32_state() == before
+    with pytest.raises(RuntimeError), tf32_enabled(True):
         raise RuntimeError("boom")
-    assert torch.get_float32_matmul_precision() == before
+    assert _tf32_state() == before
+
+
+def test_float32_matmul_precision_is_the_tf32_switch():
+    before = _tf32_state()
+    with float32_matmul_precision("high"):
+        if HAS_FP32_PRECISION_API:
+            assert torch.backends.cuda.matmul.fp32_precision == "tf32"
+    assert _tf32_state() == before
     with pytest.raises(ValueError):
-        with float32_matmul_precision("tf32"):
+        with float32_matmul_precision("medium"):  # no CUDA setting for it in the new API
             pass
+
+
+@pytest.mark.parametrize(
+    "requested, free, total, expected",
+    [
+        (4096, 130 * GiB, 141 * GiB, 4096),  # an idle H200: the full request
+        (4096, 11 * GiB, 12 * GiB, 1877),  # a 12 GB card: 3 x 4 GiB would not fit
+        (4096, 7 * GiB, 8 * GiB, 1194),
+        (64, 2 * GiB, 8 * GiB, 64),  # SMOKE size
+    ],
+)
+def test_stream_buffers_fit_free_memory(requested, free, total, expected):
+    mib = stream_buffer_mib(requested, free, total)
+    assert mib == expected
+    assert 3 * mib * MiB <= 0.5 * free  # all three buffers fit in half the free memory
+
+
+def test_stream_buffer_rejects_impossible_inputs():
+    with pytest.raises(ValueError, match="between 0 and the total"):
+        stream_buffer_mib(64, 10 * GiB, 8 * GiB)
+    with pytest.raises(ValueError, match="not enough"):
+        stream_buffer_mib(64, 2 * MiB, 8 * GiB)
+    with pytest.raises(ValueError):
+        stream_buffer_mib(0, GiB, GiB)
 
 
 def test_torch_threads_restores():
@@ -74,3 +137,11 @@ def test_torch_threads_restores():
     with pytest.raises(ValueError):
         with torch_threads(0):
             pass
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_stream_buffers_allocate_on_this_gpu():
+    free, total = torch.cuda.mem_get_info()
+    mib = stream_buffer_mib(4096, free, total)
+    buffers = [torch.empty(mib * MiB // 4, device="cuda") for _ in range(3)]
+    assert sum(b.numel() * 4 for b in buffers) <= free
