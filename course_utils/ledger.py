@@ -15,6 +15,8 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .atomic import atomic_write_text
+
 ENV_VAR = "COURSE_LEDGER"
 KEY = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
 
@@ -64,11 +66,9 @@ def clear() -> None:
 
 
 def _write(path: Path, data: dict) -> None:
-    # Write to a temporary file beside the target, then rename: a reader never sees half a file.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-    os.replace(tmp, path)
+    """Replace the ledger file atomically: a reader, a crash or a second process recording into the
+    same file (two lessons run at once) never leaves half a JSON file behind."""
+    atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 def available_references() -> list[str]:
