@@ -10,8 +10,18 @@
 #                and then, without a GPU and with TORCH_SPEC left alone, the newest CPU build
 #                (torch-*+cpu-*.whl) found in that wheelhouse for this Python.
 #                Set it to a URL, or to nothing (TORCH_INDEX=) for your default pip sources.
-# Examples:  make lab TORCH_INDEX=https://download.pytorch.org/whl/cu128
+# Examples:  make lab TORCH_INDEX=https://download.pytorch.org/whl/cu126
 #            make test TORCH_SPEC=torch==2.13.0 TORCH_INDEX=
+# Changing TORCH_SPEC or TORCH_INDEX reinstalls torch ($(VENV)/.torch-choice records the last choice).
+#
+# NVIDIA drivers: since torch 2.11 the default Linux wheel on PyPI is a CUDA 13.0 build, and CUDA 13.x
+# needs driver >= 580 (CUDA 12.x: >= 525), https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
+# `make setup` warns when nvidia-smi reports an older driver and pip would install PyPI's build; the
+# override is TORCH_INDEX=https://download.pytorch.org/whl/cu126 (published for 2.11 and later).
+#
+# The Jupyter token never goes on a command line (any user of the machine reads those with `ps`):
+# `make lab` hands it to Jupyter Server in the JUPYTER_TOKEN environment variable. Choose your own with
+#   JUPYTER_TOKEN=<secret> make lab          (not `make lab JUPYTER_TOKEN=...`: that is make's argv)
 
 PYTHON      ?= python3
 VENV        ?= .venv
@@ -21,11 +31,15 @@ DEVICE      ?= auto
 SMOKE       ?= 0
 RESULTS     ?=
 PORT        ?= 8888
+LAB_ARGS    ?=
 PYTEST_ARGS ?=
 
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.course-installed
+TORCH_CHOICE := $(VENV)/.torch-choice
 CPU_INDEX := https://download.pytorch.org/whl/cpu
+CU12_INDEX := https://download.pytorch.org/whl/cu126
+CUDA13_MIN_DRIVER := 580
 
 TORCH_INSTALL := $(TORCH_SPEC)
 ifeq ($(TORCH_INDEX),auto)
@@ -49,8 +63,26 @@ ifeq ($(TORCH_INDEX),auto)
 else
   TORCH_INDEX_RESOLVED := $(TORCH_INDEX)
 endif
+TORCH_CHOICE_TEXT := $(TORCH_INSTALL) from $(or $(TORCH_INDEX_RESOLVED),default pip sources)
 
-.PHONY: help setup lab test run reference nbval outputs clean
+# PyPI's build (torch >= 2.11: CUDA 13.0) on Linux with an NVIDIA driver older than CUDA 13 needs?
+DRIVER_WARNING :=
+ifeq ($(TORCH_INDEX_RESOLVED)$(shell uname -s),Linux)
+  NV_DRIVER := $(shell nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+  ifneq ($(NV_DRIVER),)
+    ifeq ($(shell [ "$(firstword $(subst ., ,$(NV_DRIVER)))" -lt $(CUDA13_MIN_DRIVER) ] 2>/dev/null && echo old),old)
+      DRIVER_WARNING := WARNING: NVIDIA driver $(NV_DRIVER) is older than $(CUDA13_MIN_DRIVER), which PyPI's torch >= 2.11 (a CUDA 13 build) needs: torch would not see the GPU. Use a CUDA 12.6 build instead (driver >= 525): make setup TORCH_INDEX=$(CU12_INDEX)
+    endif
+  endif
+endif
+IS_ROOT := $(filter 0,$(shell id -u))
+ROOT_WARNING := WARNING: JupyterLab runs as root here: notebook code runs as root, and anyone with the token gets a root shell. Prefer an ordinary user.
+ifeq ($(origin JUPYTER_TOKEN),command line)
+  $(warning JUPYTER_TOKEN given as a make argument is visible to every user in `ps`; use JUPYTER_TOKEN=... make lab)
+endif
+
+.PHONY: help setup lab test run reference nbval outputs clean FORCE
+FORCE:
 
 help:
 	@echo "make lab        set up .venv and open JupyterLab on notebooks/ (token-protected)"
@@ -58,11 +90,20 @@ help:
 	@echo "make run        run every notebook headless into build/run/ [DEVICE=auto|cpu|cuda|mps] [SMOKE=1] [RESULTS=name]"
 	@echo "make outputs    re-execute the notebooks in place (the stored outputs nbval compares against)"
 	@echo "torch: TORCH_SPEC='$(TORCH_SPEC)' TORCH_INDEX='$(TORCH_INDEX)' -> installs '$(TORCH_INSTALL)' from '$(or $(TORCH_INDEX_RESOLVED),default pip sources)'"
+	$(if $(DRIVER_WARNING),@echo "$(DRIVER_WARNING)" >&2)
 
-# The venv is rebuilt when pyproject.toml or this Makefile changes.
-$(STAMP): pyproject.toml Makefile
+# The torch choice, as a file whose content changes only when TORCH_SPEC / TORCH_INDEX resolve
+# differently: the install below depends on it, so a new choice reinstalls torch.
+$(TORCH_CHOICE): FORCE
+	@mkdir -p $(VENV)
+	@if [ "$$(cat $@ 2>/dev/null)" != '$(TORCH_CHOICE_TEXT)' ]; then printf '%s\n' '$(TORCH_CHOICE_TEXT)' > $@; fi
+
+# The venv is rebuilt when pyproject.toml, this Makefile or the torch choice changes.
+$(STAMP): pyproject.toml Makefile $(TORCH_CHOICE)
+	$(if $(DRIVER_WARNING),@echo "$(DRIVER_WARNING)" >&2)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "installing $(TORCH_INSTALL) from $(or $(TORCH_INDEX_RESOLVED),your default pip sources)"
+	$(if $(filter $(TORCH_CHOICE),$?),-@$(PY) -m pip uninstall --disable-pip-version-check -q -y torch 2>/dev/null)
 	$(PY) -m pip install --disable-pip-version-check -q "$(TORCH_INSTALL)" $(if $(TORCH_INDEX_RESOLVED),--index-url $(TORCH_INDEX_RESOLVED) --extra-index-url https://pypi.org/simple)
 	$(PY) -m pip install --disable-pip-version-check -q -e ".[test,lab,dev]"
 	@touch $(STAMP)
@@ -70,12 +111,15 @@ $(STAMP): pyproject.toml Makefile
 setup: $(STAMP)
 
 lab: $(STAMP)
-	@# Always a token (an empty one would switch authentication off). JupyterLab masks a token it was
-	@# given, so print the login URL here; JUPYTER_TOKEN=... chooses your own.
-	@token="$${JUPYTER_TOKEN:-$$($(PY) -c 'import secrets; print(secrets.token_hex(24))')}"; \
-	echo "Open JupyterLab at: http://127.0.0.1:$(PORT)/lab?token=$$token"; \
-	exec $(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) \
-		--IdentityProvider.token="$$token"
+	@# Always a token (an empty one would switch authentication off), passed in the environment, never
+	@# in argv. JupyterLab masks a token it was given, so print the login URL here. port_retries=0:
+	@# a busy port is an error, not a silent move to another port that the printed URL does not name.
+	$(if $(IS_ROOT),@echo "$(ROOT_WARNING)" >&2)
+	@JUPYTER_TOKEN="$${JUPYTER_TOKEN:-$$($(PY) -c 'import secrets; print(secrets.token_hex(24))')}"; \
+	export JUPYTER_TOKEN; \
+	echo "Open JupyterLab at: http://127.0.0.1:$(PORT)/lab?token=$$JUPYTER_TOKEN"; \
+	exec $(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) --ServerApp.port_retries=0 \
+		$(if $(IS_ROOT),--allow-root) $(LAB_ARGS)
 
 test: $(STAMP)
 	env -u MPLBACKEND $(PY) -m pytest tests notebooks --nbval --nbval-current-env \

@@ -1,11 +1,18 @@
 """Setup files agree with each other and are safe: pyproject, environment.yml, Dockerfile, Makefile."""
 from __future__ import annotations
 
+import json
 import os
 import re
+import secrets
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -39,48 +46,103 @@ def test_environment_yml_lists_the_same_packages_as_pyproject():
     assert "-e ." in pip_section, "environment.yml must install the course package itself"
 
 
-def test_dockerfile_installs_from_pyproject_on_a_cuda_pytorch_base():
-    text = (REPO / "Dockerfile").read_text()
-    base = re.search(r"^FROM\s+pytorch/pytorch:(\d+)\.(\d+)\.\d+-cuda[\d.]+-cudnn\d+-runtime\s*$", text, re.M)
-    assert base, "base image: an official PyTorch CUDA runtime image with a pinned tag"
+def _dockerfile() -> list[tuple[str, str]]:
+    """The Dockerfile as (INSTRUCTION, arguments) pairs: comments dropped, continuations joined."""
+    logical, parts = [], []
+    for line in (REPO / "Dockerfile").read_text().splitlines():
+        if not parts and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        parts.append(line.rstrip().removesuffix("\\").strip())
+        if not line.rstrip().endswith("\\"):
+            text = " ".join(p for p in parts if p)
+            logical.append((text.split()[0].upper(), text.split(None, 1)[1] if " " in text else ""))
+            parts = []
+    return logical
+
+
+def _index(instructions, kind: str, pattern: str = "") -> int:
+    return next(i for i, (k, a) in enumerate(instructions) if k == kind and re.search(pattern, a))
+
+
+def test_dockerfile_installs_from_pyproject_on_a_pinned_cuda_pytorch_base():
+    ins = _dockerfile()
+    base = re.fullmatch(r"pytorch/pytorch:(\d+)\.(\d+)\.\d+-cuda[\d.]+-cudnn\d+-runtime(@sha256:[0-9a-f]{64})?", ins[0][1])
+    assert ins[0][0] == "FROM" and base, "base image: an official PyTorch CUDA runtime image, full tag"
     assert (int(base.group(1)), int(base.group(2))) >= (2, 4), "base image torch must satisfy torch>=2.4"
-    assert re.search(r'pip install -e "\.\[lab,test\]"', text), "dependencies must come from pyproject.toml"
-    assert re.search(r"^USER\s+(?!0\b|root\b)\S+", text, re.M), "must run as a non-root user"
-    assert re.search(r"^HEALTHCHECK\s", text, re.M) and re.search(r"^EXPOSE\s+8888\b", text, re.M)
+    # Layer order: dependencies from pyproject.toml (+ pins) alone, then the code with --no-deps.
+    deps_copy = _index(ins, "COPY", r"pyproject\.toml")
+    assert set(ins[deps_copy][1].split()[1:-1]) == {"pyproject.toml", "tools/docker-constraints.txt"}
+    deps_run = _index(ins, "RUN", r'pip install .*-c docker-constraints\.txt "\.\[lab,test\]"')
+    code_copy = _index(ins, "COPY", r"^(--chown=\S+ )?\. \.$")
+    code_run = _index(ins, "RUN", r"pip install .*--no-deps -e \.")
+    assert deps_copy < deps_run < code_copy < code_run
+    assert re.search(r"^USER\s+(?!0\b|root\b)\S+", "\n".join(f"{k} {a}" for k, a in ins), re.M), "must run as a non-root user"
+    assert _index(ins, "HEALTHCHECK") and _index(ins, "EXPOSE", r"\b8888\b")
+
+
+def test_course_folder_belongs_to_the_user_before_user_switch():
+    ins = _dockerfile()
+    workdir = ins[_index(ins, "WORKDIR")][1]
+    user = _index(ins, "USER")
+    assert ins[user][1].split(":")[0] == "1000"
+    made = [i for i, (k, a) in enumerate(ins) if k == "RUN" and re.search(rf"install -d -o 1000 -g 1000 {re.escape(workdir)}(\s|$)", a)]
+    assert made and made[0] < _index(ins, "WORKDIR") < user, "the course folder is created owned by uid 1000 first"
+    assert all(re.search(r"--chown=(1000|student)", a) for k, a in ins if k == "COPY")
+
+
+def test_container_runs_jupyter_by_default_and_any_other_command_on_request():
+    ins = _dockerfile()
+    assert json.loads(ins[_index(ins, "ENTRYPOINT")][1]) == ["/home/student/course/tools/docker-entrypoint.sh"]
+    assert json.loads(ins[_index(ins, "CMD")][1]) == ["lab"]
+    out = subprocess.run(["sh", str(REPO / "tools" / "docker-entrypoint.sh"), "echo", "a shell instead"],
+                         capture_output=True, text=True, check=True, timeout=30).stdout
+    assert out == "a shell instead\n"
+
+
+def test_no_token_is_baked_into_the_image_or_put_on_a_command_line():
+    text = (REPO / "Dockerfile").read_text()
+    assert not re.search(r"^(ENV|ARG)\s.*JUPYTER_TOKEN", text, re.M), "a token in ENV/ARG is stored in the image"
+    for path in ("Dockerfile", "tools/docker-entrypoint.sh", "Makefile"):
+        assert not re.search(r"(IdentityProvider|ServerApp|NotebookApp)\.token", (REPO / path).read_text()), path
+
+
+def test_run_commands_publish_on_loopback_with_enough_shared_memory():
+    for path in ("Dockerfile", "README.md"):
+        runs = [m for m in re.findall(r"docker run [^\n`]*", (REPO / path).read_text()) if "8888" in m]
+        assert runs, f"{path} shows how to run the image"
+        for cmd in runs:
+            assert "-p 127.0.0.1:8888:8888" in cmd, f"{path}: publish on loopback only: {cmd}"
+            assert "--ipc=host" in cmd or "--shm-size" in cmd, f"{path}: /dev/shm is 64 MB by default: {cmd}"
+    assert re.search(r"docker run [^\n`]*\bbash\b", (REPO / "README.md").read_text()), "README shows the shell"
+
+
+def test_dockerignore_keeps_local_junk_out_of_the_build_context():
+    entries = {line.strip().rstrip("/") for line in (REPO / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#")}
+    assert {".git", ".venv", "build", ".whl", "**/__pycache__", "*.egg-info"} <= entries
+    assert not entries & {"notebooks", "course_utils", "tools", "pyproject.toml"}
+
+
+def test_docker_constraints_pin_exact_versions_within_pyproject_bounds():
+    from packaging.requirements import Requirement
+
+    pins = {}
+    for line in (REPO / "tools" / "docker-constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[_name(name)] = version.strip()
+    assert "torch" not in pins, "torch comes from the pinned base image"
+    for req in _pyproject_requirements().values():
+        r = Requirement(req)
+        if r.name != "torch" and not r.marker:
+            assert r.name.lower() in pins, f"{r.name} has no pin"
+            assert r.specifier.contains(pins[r.name.lower()]), f"{r.name}=={pins[r.name.lower()]} breaks {req}"
 
 
 def test_dockerfile_passes_hadolint():
     hadolint = shutil.which("hadolint") or str(Path(sys.executable).with_name("hadolint"))
     result = subprocess.run([hadolint, str(REPO / "Dockerfile")], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-def _fake_jupyter(tmp_path: Path) -> dict[str, str]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "jupyter"
-    fake.write_text('#!/bin/sh\nfor a in "$@"; do echo "ARG $a"; done\n')
-    fake.chmod(0o755)
-    py = bin_dir / "python"
-    py.symlink_to(sys.executable)
-    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-
-
-@pytest.mark.parametrize("token", ["", None])
-def test_container_entrypoint_never_starts_without_a_token(tmp_path, token):
-    env = _fake_jupyter(tmp_path)
-    env.pop("JUPYTER_TOKEN", None)
-    if token is not None:
-        env["JUPYTER_TOKEN"] = token
-    out = subprocess.run(["sh", str(REPO / "tools" / "docker-entrypoint.sh")], env=env, capture_output=True, text=True, check=True).stdout
-    given = re.search(r"ARG --IdentityProvider\.token=(\S*)", out).group(1)
-    assert len(given) >= 32
-
-
-def test_container_entrypoint_uses_the_given_token(tmp_path):
-    env = {**_fake_jupyter(tmp_path), "JUPYTER_TOKEN": "s3cret-token"}
-    out = subprocess.run(["sh", str(REPO / "tools" / "docker-entrypoint.sh")], env=env, capture_output=True, text=True, check=True).stdout
-    assert "ARG --IdentityProvider.token=s3cret-token" in out and "ARG --ip=0.0.0.0" in out
 
 
 def _make_dry_run(target: str, env_extra: dict[str, str], *args: str) -> str:
@@ -118,9 +180,187 @@ def test_make_prefers_a_cpu_wheel_from_a_configured_wheelhouse(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-def test_make_lab_always_sets_a_token():
-    out = _make_dry_run("lab", {})
-    assert "--IdentityProvider.token=" in out and "secrets.token_hex" in out
+def test_changing_the_torch_choice_reinstalls_torch(tmp_path):
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / ".torch-choice").write_text("torch==2.13.0 from default pip sources\n")
+    out = _make_dry_run("setup", {"PIP_CONFIG_FILE": os.devnull}, f"VENV={venv}", "TORCH_SPEC=torch==2.13.0", "TORCH_INDEX=")
+    assert f"> {venv}/.torch-choice" in out and "pip uninstall" in out
+    # The recipe rewrites the file only when the choice differs (so its date moves only then).
+    subprocess.run(["make", f"VENV={venv}", "TORCH_SPEC=torch==2.13.0", "TORCH_INDEX=", f"{venv}/.torch-choice"],
+                   cwd=REPO, check=True, capture_output=True)
+    assert (venv / ".torch-choice").read_text() == "torch==2.13.0 from default pip sources\n"
+    subprocess.run(["make", f"VENV={venv}", "TORCH_SPEC=torch==2.12.0", "TORCH_INDEX=", f"{venv}/.torch-choice"],
+                   cwd=REPO, check=True, capture_output=True)
+    assert (venv / ".torch-choice").read_text() == "torch==2.12.0 from default pip sources\n"
+
+
+def _fake_nvidia_smi(tmp_path: Path, driver: str) -> dict[str, str]:
+    """An `nvidia-smi` that reports `driver` (this machine has no GPU to ask)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "nvidia-smi").write_text(f"#!/bin/sh\necho {driver}\n")
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    return {"PIP_CONFIG_FILE": os.devnull, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+@pytest.mark.skipif(shutil.which("make") is None or sys.platform != "linux", reason="needs make on Linux")
+@pytest.mark.parametrize("driver, warned", [("570.86.15", True), ("580.95.05", False)])
+def test_make_setup_warns_when_the_driver_is_too_old_for_pypis_cuda13_build(tmp_path, driver, warned):
+    out = _make_dry_run("setup", _fake_nvidia_smi(tmp_path, driver))
+    assert ("TORCH_INDEX=https://download.pytorch.org/whl/cu126" in out) == warned
+    assert (f"NVIDIA driver {driver} is older than 580" in out) == warned
+    out = _make_dry_run("setup", _fake_nvidia_smi(tmp_path, driver), "TORCH_INDEX=https://download.pytorch.org/whl/cu126")
+    assert "older than 580" not in out, "no warning once a CUDA 12 index is chosen"
+
+
+# --- JupyterLab for real: the token is never in any process's argv -------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _status(port: int, token: str | None) -> int:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/status")
+    if token:
+        req.add_header("Authorization", f"token {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return resp.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def _wait_until_serving(proc: subprocess.Popen, port: int, token: str, log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"server exited early:\n{log.read_text()}"
+        try:
+            if _status(port, token) == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"server did not answer on port {port}:\n{log.read_text()}")
+
+
+def _tree_cmdlines(pid: int) -> dict[int, bytes]:
+    import psutil
+
+    procs = [pid] + [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    cmdlines = {}
+    for p in procs:
+        try:
+            cmdlines[p] = Path(f"/proc/{p}/cmdline").read_bytes()
+        except FileNotFoundError:  # exited meanwhile
+            pass
+    return cmdlines
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    import psutil
+
+    try:
+        family = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        family = []
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in family:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        try:
+            proc.wait(timeout=20)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    psutil.wait_procs([p for p in map(_proc_or_none, family) if p], timeout=20)
+
+
+def _proc_or_none(pid: int):
+    import psutil
+
+    try:
+        return psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return None
+
+
+def _serve(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    with open(log, "wb") as out:
+        return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+VENV_BIN = Path(sys.executable).parent
+needs_jupyter = pytest.mark.skipif(not (VENV_BIN / "jupyter-lab").exists() or sys.platform != "linux",
+                                   reason="needs JupyterLab in this venv and /proc")
+
+
+@needs_jupyter
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_lab_keeps_the_token_off_every_command_line(tmp_path):
+    token, port, log = secrets.token_hex(24), _free_port(), tmp_path / "lab.log"
+    venv = VENV_BIN.parent
+    env = {**os.environ, "JUPYTER_TOKEN": token, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
+        env.pop(k, None)
+    # -o: never reinstall the venv from inside a test (this one is already set up).
+    cmd = ["make", "-o", f"{venv}/.course-installed", "lab", f"VENV={venv}", f"PORT={port}", "LAB_ARGS=--no-browser"]
+    proc = _serve(cmd, env, log)
+    try:
+        _wait_until_serving(proc, port, token, log)
+        assert _status(port, None) == 403 and _status(port, "wrong") == 403 and _status(port, token) == 200
+        printed = re.search(r"Open JupyterLab at: (\S+)", log.read_text()).group(1)
+        assert printed == f"http://127.0.0.1:{port}/lab?token={token}"
+        with urllib.request.urlopen(printed, timeout=10) as resp:
+            assert resp.status == 200, "the printed URL is the one that works"
+        # A kernel too: every process in the tree, the kernel included, has a token-free argv.
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/kernels", data=b"{}", method="POST",
+                                     headers={"Authorization": f"token {token}"})
+        urllib.request.urlopen(req, timeout=30).close()
+        deadline = time.monotonic() + 60
+        while not any(b"ipykernel" in c for c in _tree_cmdlines(proc.pid).values()) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        cmdlines = _tree_cmdlines(proc.pid)
+        assert any(b"ipykernel" in c for c in cmdlines.values()) and any(b"jupyter" in c for c in cmdlines.values())
+        for pid, cmdline in cmdlines.items():
+            assert token.encode() not in cmdline, f"token in argv of pid {pid}: {cmdline!r}"
+        # A second server on the same port fails instead of moving to a port the URL does not name.
+        second = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        assert second.returncode != 0 and f"port {port} is not available" in second.stdout + second.stderr
+    finally:
+        _kill_tree(proc)
+    assert proc.poll() is not None
+
+
+@needs_jupyter
+@pytest.mark.parametrize("given", ["", None])
+def test_container_entrypoint_generates_a_token_and_keeps_it_off_the_command_line(tmp_path, given):
+    port, log = _free_port(), tmp_path / "entrypoint.log"
+    env = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ['PATH']}", "JUPYTER_PORT": str(port), "JUPYTER_IP": "127.0.0.1",
+           "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+    env.pop("JUPYTER_TOKEN", None)
+    if given is not None:
+        env["JUPYTER_TOKEN"] = given  # empty: would disable authentication, so it must be replaced
+    extra = "--ServerApp.shutdown_no_activity_timeout=900"  # a harmless option: it must reach JupyterLab
+    proc = _serve(["sh", str(REPO / "tools" / "docker-entrypoint.sh"), extra], env, log)
+    try:
+        deadline = time.monotonic() + 60
+        while not (m := re.search(r"lab\?token=(\w+)", log.read_text())) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert m, log.read_text()
+        token = m.group(1)
+        assert len(token) >= 32
+        _wait_until_serving(proc, port, token, log)
+        assert _status(port, None) == 403 and _status(port, token) == 200
+        for pid, cmdline in _tree_cmdlines(proc.pid).items():
+            assert token.encode() not in cmdline, f"token in argv of pid {pid}: {cmdline!r}"
+        assert extra.encode() in Path(f"/proc/{proc.pid}/cmdline").read_bytes(), "extra options reach JupyterLab"
+    finally:
+        _kill_tree(proc)
 
 
 def test_ci_runs_the_readme_test_command():
