@@ -6,9 +6,11 @@ import json
 import os
 import pickle
 import random
+import stat
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -18,15 +20,19 @@ import torch
 from course_utils import resume_demo
 from course_utils.checkpoint import (
     CheckpointError,
+    CheckpointWarning,
     UnsafeCheckpointError,
     atomic_save,
     checkpoint_path,
+    cuda_states_that_fit,
     list_checkpoints,
     load_checkpoint,
     load_latest,
+    restore_cuda_rng_states,
     rng_state,
     save_checkpoint,
     set_rng_state,
+    stored_digest,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -209,3 +215,192 @@ def test_resume_without_rng_state_drifts(tmp_path):
     resume_demo.train(tmp_path / "run2", n, 2 * n)
     exact = resume_demo.train(tmp_path / "run2", 2 * n, 2 * n, resume=True)
     assert all(torch.equal(exact["model"].state_dict()[k], v) for k, v in ref["model"].state_dict().items())
+
+
+# --- Damage that must be caught and skipped, never loaded and never called "unsafe" ---------------
+
+
+def _two_checkpoints(folder: Path) -> Path:
+    """Steps 1 and 2 with a real tensor each; returns the newest (step 2)."""
+    for step in (1, 2):
+        save_checkpoint({"step": step, "w": torch.arange(1000.0) * step}, folder, step, keep=3)
+    return checkpoint_path(folder, 2)
+
+
+@pytest.mark.parametrize("start", [b"", b"PK\x03\x04", b"\x80\x02"], ids=["random", "zip-header", "pickle-header"])
+def test_random_bytes_are_corrupt_not_unsafe_and_load_latest_falls_back(tmp_path, capsys, start):
+    newest = _two_checkpoints(tmp_path)
+    for seed in range(40):  # many files: the first bytes decide which layer of the loader fails
+        r = random.Random(seed)
+        newest.write_bytes(start + bytes(r.getrandbits(8) for _ in range(4096)))
+        with pytest.raises(CheckpointError) as info:
+            load_checkpoint(newest)
+        assert not isinstance(info.value, UnsafeCheckpointError), str(info.value)
+    path, state = load_latest(tmp_path)
+    assert state["step"] == 1
+    assert f"skipping {newest.name}: {newest.name} " in capsys.readouterr().out
+
+
+def _tensor_data_offset(path: Path, record: str = "data/0") -> tuple[int, int]:
+    """Where the bytes of a tensor's storage start in a ``torch.save`` zip, and how many there are."""
+    with zipfile.ZipFile(path) as z:
+        info = next(i for i in z.infolist() if i.filename.endswith(record))
+    raw = path.read_bytes()
+    name_len, extra_len = (int.from_bytes(raw[info.header_offset + k:info.header_offset + k + 2], "little")
+                           for k in (26, 28))
+    return info.header_offset + 30 + name_len + extra_len, info.file_size
+
+
+def test_a_flipped_bit_in_tensor_data_is_caught_by_the_digest(tmp_path, capsys):
+    newest = _two_checkpoints(tmp_path)
+    start, size = _tensor_data_offset(newest)
+    raw = bytearray(newest.read_bytes())
+    raw[start + size // 2] ^= 0x01
+    newest.write_bytes(bytes(raw))
+    try:  # the premise: torch.load itself does not check, it returns a wrong number
+        assert not torch.equal(torch.load(newest, weights_only=True)["w"], torch.arange(1000.0) * 2)
+    except RuntimeError:
+        pass  # a torch that checks its zip records' CRCs would catch it on its own
+    with pytest.raises(CheckpointError, match="does not match the SHA-256"):
+        load_checkpoint(newest)
+    path, state = load_latest(tmp_path)
+    assert path.name == "ckpt_00000001.pt" and torch.equal(state["w"], torch.arange(1000.0))
+    assert "skipping ckpt_00000002.pt: ckpt_00000002.pt is corrupt" in capsys.readouterr().out
+
+
+def test_the_digest_is_inside_the_file_and_plain_torch_load_still_reads_it(tmp_path):
+    path = atomic_save({"w": torch.ones(3)}, tmp_path / "a.pt")
+    assert [p.name for p in tmp_path.iterdir()] == ["a.pt"]  # one file, no sidecar
+    assert len(stored_digest(path)) == 64
+    assert zipfile.ZipFile(path).comment.startswith(b"course_utils sha256:")
+    assert torch.equal(torch.load(path, weights_only=True)["w"], torch.ones(3))
+
+
+def test_cut_off_inside_the_digest_is_truncated(tmp_path):
+    path = atomic_save({"w": torch.ones(3)}, tmp_path / "a.pt")
+    path.write_bytes(path.read_bytes()[:-30])  # torch.load would still load this
+    with pytest.raises(CheckpointError, match="a.pt is truncated or corrupt"):
+        load_checkpoint(path)
+
+
+def test_a_checkpoint_without_digest_loads_with_a_warning(tmp_path):
+    """Files from plain torch.save (or saved before digests) stay loadable: a warning, not an error."""
+    old = tmp_path / "old.pt"
+    torch.save({"step": 7}, old)
+    with pytest.warns(CheckpointWarning, match="old.pt has no SHA-256 digest"):
+        assert load_checkpoint(old) == {"step": 7}
+
+
+def test_a_folder_in_place_of_the_newest_is_skipped(tmp_path, capsys):
+    _two_checkpoints(tmp_path)
+    checkpoint_path(tmp_path, 3).mkdir()
+    assert load_latest(tmp_path)[1]["step"] == 2
+    assert "skipping ckpt_00000003.pt: ckpt_00000003.pt: not a file" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads any file; needs POSIX modes")
+def test_an_unreadable_newest_is_skipped(tmp_path, capsys):
+    newest = _two_checkpoints(tmp_path)
+    newest.chmod(0)
+    try:
+        with pytest.raises(CheckpointError, match="cannot be read"):
+            load_checkpoint(newest)
+        assert load_latest(tmp_path)[1]["step"] == 1
+    finally:
+        newest.chmod(0o600)
+    assert "skipping ckpt_00000002.pt" in capsys.readouterr().out
+
+
+def test_unsafe_file_names_the_refused_global_and_is_never_skipped(tmp_path):
+    """An unsafe file is an alarm, not damage: load_latest raises instead of resuming from an older one."""
+    save_checkpoint({"step": 1}, tmp_path, 1)
+    torch.save({"extra": _Payload(tmp_path / "marker")}, checkpoint_path(tmp_path, 2))
+    with pytest.raises(UnsafeCheckpointError, match=r"needs the global (posix|nt)\.system"):
+        load_latest(tmp_path)
+    assert not (tmp_path / "marker").exists()
+
+
+# --- Rotation, file modes, a full disk ----------------------------------------------------------
+
+
+def test_rotation_never_deletes_the_file_just_saved(tmp_path):
+    """A re-run into a folder that holds later steps keeps its own checkpoints and says why."""
+    save_checkpoint({"step": 1}, tmp_path, 1, keep=1)
+    atomic_save({"step": 3}, checkpoint_path(tmp_path, 3))  # left by an earlier run that got further
+    with pytest.warns(CheckpointWarning, match=r"later steps \(ckpt_00000003\.pt\)"):
+        path = save_checkpoint({"step": 2}, tmp_path, 2, keep=1)
+    assert [p.name for p in list_checkpoints(tmp_path)] == ["ckpt_00000002.pt", "ckpt_00000003.pt"]
+    assert load_checkpoint(path) == {"step": 2}
+    with pytest.raises(ValueError, match="step"):
+        save_checkpoint({}, tmp_path, -1)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+@pytest.mark.parametrize(("mask", "expected"), [(0o022, 0o644), (0o002, 0o664)])
+def test_checkpoint_mode_follows_the_umask(tmp_path, mask, expected):
+    previous = os.umask(mask)
+    try:
+        path = save_checkpoint({"step": 1}, tmp_path, 1)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.stat().st_mode) == expected
+
+
+DISK_FULL_SAVE = """
+import json, resource, signal, sys
+import torch
+from course_utils.checkpoint import save_checkpoint
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # fail the write with EFBIG instead of killing us
+resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))  # stands in for a full disk
+try:
+    save_checkpoint({"step": 2, "w": torch.zeros(2**18)}, sys.argv[1], 2, keep=1)  # a 1 MiB file
+except OSError as exc:
+    print(json.dumps({"type": type(exc).__name__, "errno": exc.errno, "message": str(exc)}))
+    sys.exit(3)
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE and SIGXFSZ are POSIX")
+def test_disk_full_during_save_keeps_the_previous_checkpoint(tmp_path):
+    save_checkpoint({"step": 1}, tmp_path, 1, keep=1)
+    proc = subprocess.run([sys.executable, "-c", DISK_FULL_SAVE, str(tmp_path)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    error = json.loads(proc.stdout)
+    assert error["errno"] == 27 and "File too large" in error["message"]  # EFBIG
+    assert "ckpt_00000002.pt" in error["message"] and "was not changed" in error["message"]
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt_00000001.pt"]  # no temporary file, no rotation
+    assert load_checkpoint(checkpoint_path(tmp_path, 1)) == {"step": 1}
+
+
+# --- CUDA generator states saved on more GPUs than are visible ---------------------------------
+
+
+def test_cuda_states_that_fit_keeps_the_first_visible_ones():
+    states = [torch.full((16,), i, dtype=torch.uint8) for i in range(4)]
+    fit, left_out = cuda_states_that_fit(states, 2)
+    assert [int(s[0]) for s in fit] == [0, 1] and left_out == 2
+    assert cuda_states_that_fit(states, 8) == (states, 0)
+    assert cuda_states_that_fit(states, 0) == ([], 4)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-only case")
+def test_resuming_a_gpu_checkpoint_on_the_cpu_warns_and_restores_the_rest():
+    state = rng_state()
+    state["cuda"] = [torch.zeros(16, dtype=torch.uint8) for _ in range(3)]  # as if saved on 3 GPUs
+    expected = torch.rand(2)  # what the CPU generator draws right after the save
+    torch.manual_seed(99)
+    with pytest.warns(CheckpointWarning, match="3 CUDA generator states, 0 GPU"):
+        set_rng_state(state)
+    assert torch.equal(torch.rand(2), expected)  # the CPU generator was still restored
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_states_beyond_the_visible_gpus_restore_what_fits():
+    visible = torch.cuda.device_count()
+    saved = torch.cuda.get_rng_state_all()
+    expected = torch.rand(3, device="cuda:0")  # what GPU 0 draws right after the save
+    torch.cuda.manual_seed_all(123)
+    with pytest.warns(CheckpointWarning, match=f"{visible + 1} CUDA generator states, {visible} GPU"):
+        assert restore_cuda_rng_states([*saved, saved[0].clone()]) == visible
+    assert torch.equal(torch.rand(3, device="cuda:0"), expected)
