@@ -30,6 +30,8 @@ TORCH_INDEX ?= auto
 DEVICE      ?= auto
 SMOKE       ?= 0
 RESULTS     ?=
+NOTEBOOKS   ?=
+PARAMS      ?=
 PORT        ?= 8888
 LAB_ARGS    ?=
 PYTEST_ARGS ?=
@@ -88,6 +90,7 @@ help:
 	@echo "make lab        set up .venv and open JupyterLab on notebooks/ (token-protected)"
 	@echo "make test       set up .venv and run all tests: course_utils, papermill runs, nbval"
 	@echo "make run        run every notebook headless into build/run/ [DEVICE=auto|cpu|cuda|mps] [SMOKE=1] [RESULTS=name]"
+	@echo "                [NOTEBOOKS='02 03'] [PARAMS='EPOCHS=2000 LR=0.05'] (an unknown parameter name is an error)"
 	@echo "make outputs    re-execute the notebooks in place (the stored outputs nbval compares against)"
 	@echo "torch: TORCH_SPEC='$(TORCH_SPEC)' TORCH_INDEX='$(TORCH_INDEX)' -> installs '$(TORCH_INSTALL)' from '$(or $(TORCH_INDEX_RESOLVED),default pip sources)'"
 	$(if $(DRIVER_WARNING),@echo "$(DRIVER_WARNING)" >&2)
@@ -126,7 +129,8 @@ test: $(STAMP)
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider --durations=12 $(PYTEST_ARGS)
 
 run: $(STAMP)
-	env -u MPLBACKEND $(PY) -m course_utils.run --device $(DEVICE) $(if $(filter 1 yes true,$(SMOKE)),--smoke) $(if $(RESULTS),--results $(RESULTS))
+	env -u MPLBACKEND $(PY) -m course_utils.run $(NOTEBOOKS) --device $(DEVICE) $(if $(filter 1 yes true,$(SMOKE)),--smoke) \
+		$(if $(RESULTS),--results $(RESULTS)) $(foreach p,$(PARAMS),-p '$(p)')
 
 outputs: $(STAMP)
 	$(PY) tools/store_outputs.py

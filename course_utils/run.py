@@ -1,13 +1,16 @@
 """Run the course's notebooks headless with papermill: ``python -m course_utils.run`` (``make run``).
 
-Each notebook is executed into ``build/run/`` with ``DEVICE`` and ``SMOKE`` injected into its
-``parameters`` cell; its ledger goes to ``build/run/ledger/<notebook>.json``. At the end a table
+Each notebook is executed into ``build/run/`` with ``DEVICE`` and ``SMOKE`` (and any ``-p NAME=VALUE``)
+injected into its ``parameters`` cell; its ledger goes to ``build/run/ledger/<notebook>.json``.
+A parameter name that a notebook does not have is an error before anything runs: papermill would
+only warn and the lesson would silently run with its defaults. At the end a table
 (notebook, status, seconds) is printed and ``build/run/summary.json`` is written; with
 ``--results NAME`` the same summary also becomes the shipped reference ``results/NAME.json``.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime as dt
 import json
 import os
@@ -27,6 +30,32 @@ def notebooks(folder: Path, names: list[str] | None = None) -> list[Path]:
     if names:
         found = [p for p in found if any(p.stem.startswith(n) or p.name == n for n in names)]
     return found
+
+
+def parse_param(text: str) -> tuple[str, object]:
+    """``NAME=VALUE`` -> (NAME, VALUE); VALUE is a Python literal (``3``, ``[64, 128]``, ``True``)
+    when it parses as one, else the string itself (``START_METHOD=spawn``)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip().isidentifier():
+        raise ValueError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        return name.strip(), ast.literal_eval(value.strip())
+    except (ValueError, SyntaxError):
+        return name.strip(), value.strip()
+
+
+def unknown_parameters(nbs: list[Path], names: set[str]) -> list[str]:
+    """One message per notebook that lacks one of ``names``, listing the parameters it does have
+    (read from its ``parameters`` cell by ``papermill.inspect_notebook``)."""
+    import papermill as pm
+
+    problems = []
+    for nb in nbs:
+        real = list(pm.inspect_notebook(str(nb)))
+        missing = sorted(names - set(real))
+        if missing:
+            problems.append(f"{nb.stem} has no parameter {', '.join(missing)}; its parameters are: {', '.join(real)}")
+    return problems
 
 
 def run_one(nb: Path, out_dir: Path, parameters: dict, timeout: int) -> dict:
@@ -74,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=REPO / "build" / "run")
     ap.add_argument("--results", metavar="NAME", help="also write the summary to results/NAME.json")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds allowed per cell")
+    ap.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="set a lesson parameter, e.g. -p EPOCHS=2000 (repeatable; checked against each notebook)")
     args = ap.parse_args(argv)
     if args.results and args.smoke:
         ap.error("--results stores reference figures; smoke sizes are not reference figures")
@@ -82,6 +113,17 @@ def main(argv: list[str] | None = None) -> int:
     nbs = notebooks(args.notebooks, args.names)
     if not nbs:
         ap.error(f"no notebooks matching {args.names or '*'} in {args.notebooks}")
+    try:
+        extra = dict(parse_param(p) for p in args.param)
+    except ValueError as exc:
+        ap.error(f"-p: {exc}")
+    if {"DEVICE", "SMOKE"} & set(extra):
+        ap.error("set DEVICE and SMOKE with --device and --smoke, not -p")
+    problems = unknown_parameters(nbs, set(extra) | {"DEVICE", "SMOKE"})
+    if problems:
+        ap.error("unknown parameter name:\n  " + "\n  ".join(problems)
+                 + "\nchoose the notebooks that have it, e.g. `python -m course_utils.run 02 -p EPOCHS=2000`"
+                 " or `make run NOTEBOOKS=02 PARAMS=EPOCHS=2000`")
     args.out.mkdir(parents=True, exist_ok=True)
 
     summary = {
@@ -92,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"{'notebook':<36} {'status':<8} {'seconds':>8}", flush=True)
     for nb in nbs:
-        entry = run_one(nb, args.out, {"DEVICE": args.device, "SMOKE": args.smoke}, args.timeout)
+        entry = run_one(nb, args.out, {"DEVICE": args.device, "SMOKE": args.smoke, **extra}, args.timeout)
         summary["notebooks"][nb.stem] = entry
         print(f"{nb.stem:<36} {entry['status']:<8} {entry['seconds']:>8.1f}", flush=True)
         if entry["error"]:

@@ -1,15 +1,19 @@
 """The headless runner (`make run`) on throwaway notebooks: table, summary, ledger, failures."""
 import json
+import shutil
+import subprocess
+from pathlib import Path
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from course_utils import run
 
 
-def _notebook(path, body):
+def _notebook(path, body, params="DEVICE = 'auto'\nSMOKE = False"):
     nb = new_notebook(cells=[
-        new_code_cell("DEVICE = 'auto'\nSMOKE = False", metadata={"tags": ["parameters"]}),
+        new_code_cell(params, metadata={"tags": ["parameters"]}),
         new_code_cell(body),
     ])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -44,3 +48,46 @@ def test_runner_executes_records_and_reports_failures(tmp_path, monkeypatch, cap
     (tmp_path / "results" / "box.json").write_text(json.dumps(ref))
     run.main(["01", "--notebooks", str(nbs), "--out", str(out), "--results", "box"])
     assert "99_old" in json.loads((tmp_path / "results" / "box.json").read_text())["notebooks"]
+
+
+def test_lesson_parameters_are_passed_and_unknown_names_rejected(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "results"))
+    nbs, out = tmp_path / "nbs", tmp_path / "out"
+    nbs.mkdir()
+    params = "DEVICE = 'auto'\nSMOKE = False\nEPOCHS = 10  # training epochs\nSIZES = [1, 2]"
+    body = "from course_utils import record\nrecord('x.epochs', float(EPOCHS * sum(SIZES)), unit='x')"
+    _notebook(nbs / "01_with.ipynb", body, params)
+    _notebook(nbs / "02_without.ipynb", "pass")
+
+    # A known name reaches the notebook; values are Python literals.
+    assert run.main(["01", "--notebooks", str(nbs), "--out", str(out), "-p", "EPOCHS=3", "-p", "SIZES=[4, 5]"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["notebooks"]["01_with"]["results"]["x.epochs"]["value"] == 27.0
+
+    # A misspelt name: an error before anything runs, listing the real parameters.
+    (out / "summary.json").unlink()
+    with pytest.raises(SystemExit) as exit_:
+        run.main(["01", "--notebooks", str(nbs), "--out", str(out), "-p", "EPOCS=3"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "01_with has no parameter EPOCS; its parameters are: DEVICE, SMOKE, EPOCHS, SIZES" in err
+    assert not (out / "summary.json").exists(), "nothing ran"
+
+    # A name one of the chosen notebooks lacks is named per notebook.
+    with pytest.raises(SystemExit):
+        run.main(["--notebooks", str(nbs), "--out", str(out), "-p", "EPOCHS=3"])
+    assert "02_without has no parameter EPOCHS; its parameters are: DEVICE, SMOKE" in capsys.readouterr().err
+
+    # DEVICE and SMOKE have their own options; a malformed -p is rejected too.
+    for bad in (["-p", "DEVICE=cpu"], ["-p", "EPOCHS"], ["-p", "2x=1"]):
+        with pytest.raises(SystemExit):
+            run.main(["01", "--notebooks", str(nbs), "--out", str(out), *bad])
+    assert "--device" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_run_passes_notebooks_and_parameters():
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run(["make", "-n", "-o", ".venv/.course-installed", "run", "NOTEBOOKS=02 03", "PARAMS=EPOCHS=5 SIZES=[1,2]"],
+                         cwd=repo, capture_output=True, text=True, check=True).stdout
+    assert "-m course_utils.run 02 03 --device auto" in out and "-p 'EPOCHS=5' -p 'SIZES=[1,2]'" in out
