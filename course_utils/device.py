@@ -154,10 +154,14 @@ def one_process_all_reduce(backend: str, device: torch.device | str = "cpu", tim
         raise ValueError(f"backend must be 'gloo' or 'nccl', got {backend!r}")
     if dist.is_initialized():
         raise RuntimeError("a process group is already initialised in this process")
+    dev = torch.device(device)
+    bind = {}
+    if backend == "nccl":  # bind the group to one GPU, as torchrun scripts do (no 'guessing' warning)
+        bind["device_id"] = dev if dev.index is not None else torch.device("cuda", torch.cuda.current_device())
     dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1,
-                            timeout=datetime.timedelta(seconds=timeout_s))
+                            timeout=datetime.timedelta(seconds=timeout_s), **bind)
     try:
-        t = torch.arange(4, dtype=torch.float32, device=device)
+        t = torch.arange(4, dtype=torch.float32, device=dev)
         dist.all_reduce(t)                      # the sum over one rank is the tensor itself
         if not torch.equal(t.cpu(), torch.arange(4, dtype=torch.float32)):
             raise RuntimeError(f"{backend} all_reduce returned {t.tolist()}")

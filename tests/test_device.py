@@ -84,3 +84,10 @@ def test_one_process_all_reduce_reports_a_bad_backend():
     with pytest.raises(ValueError, match="backend must be"):
         dev.one_process_all_reduce("no-such-backend")
     assert not torch.distributed.is_initialized()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or not torch.distributed.is_nccl_available(),
+                    reason="needs CUDA with NCCL")
+def test_one_process_nccl_all_reduce_really_runs():
+    dev.one_process_all_reduce("nccl", "cuda")
+    assert not torch.distributed.is_initialized()
