@@ -1,5 +1,5 @@
 """Launching ``torchrun`` jobs from a notebook: a real subprocess, its output streamed into the cell,
-a timeout, a loud error on failure, and no process left behind.
+a timeout, a loud error on failure, and no process left behind, even when the kernel itself dies.
 
 Why not ``!torchrun ...``: a shell escape cannot time out, ignores the return code, and an
 interrupted cell can leave the workers running. Why not ``mp.spawn`` on a function defined in a
@@ -10,14 +10,24 @@ Typical use (notebook 09)::
     cmd = torchrun_command("course_utils.ddp_train", ["--out", str(out)], nproc_per_node=2)
     result = launch(cmd, timeout=120)        # prints the workers' lines as they arrive
 
-Cleanup: the launcher runs in its own session (process group). torchrun in turn starts each worker
-in a session of its own, so killing one group is not enough: while the job runs we keep a list of
-all its descendants, and on timeout, failure, ``KeyboardInterrupt`` (an interrupted kernel) or
-interpreter exit we send SIGTERM to every group and process on it, then SIGKILL to what is left.
+Cleanup, in two layers:
+
+- The launcher (this process) keeps a list of all the job's descendants while it runs; on timeout,
+  failure, ``KeyboardInterrupt`` (an interrupted kernel) or interpreter exit it sends SIGTERM to
+  every group and process on it, then SIGKILL to what is left.
+- A kernel killed with SIGKILL (restarted while busy, or killed by the OOM killer) runs none of
+  that. So on POSIX the command does not run directly: a small *guard* process (``_GUARD`` below)
+  starts it and watches the launcher. On Linux the guard asks the kernel for ``PR_SET_PDEATHSIG``
+  (a signal the moment its parent dies) and becomes a *child subreaper* (``PR_SET_CHILD_SUBREAPER``:
+  workers orphaned by a dead torchrun are re-parented to the guard instead of to init, so it still
+  finds them); elsewhere it polls its parent's pid. When the launcher dies, or the command ends, the
+  guard ends every process left below it: SIGTERM, a short grace, SIGKILL. torchrun itself also gets
+  ``PR_SET_PDEATHSIG`` = SIGTERM, on which it stops its workers, should the guard be killed.
 """
 from __future__ import annotations
 
 import atexit
+import ipaddress
 import os
 import queue
 import shlex
@@ -29,16 +39,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable, Sequence
+from typing import IO, Iterable, Mapping, Sequence
+
+import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 LOOPBACK = "127.0.0.1"
 IS_WINDOWS = os.name == "nt"
-
-try:  # psutil ships with ipykernel; a /proc scan is the fallback on Linux
-    import psutil
-except ImportError:  # pragma: no cover - exercised only where psutil is missing
-    psutil = None
+GUARD_GRACE_S = 2.0  # seconds the guard waits after SIGTERM before it sends SIGKILL
 
 
 class LaunchError(RuntimeError):
@@ -86,8 +94,12 @@ class LaunchResult:
         return "\n".join(every[-n:])
 
 
+
+
 def free_port(host: str = LOOPBACK) -> int:
-    """A TCP port that is free on ``host`` right now (the OS picks it). Used by: notebook 09."""
+    """A TCP port that is free on ``host`` right now (the OS picks it). Another program may take it
+    before it is used, so single-node jobs do not need it (``--standalone`` lets the OS pick and keeps
+    the socket); notebook 09 uses it only for the rendezvous endpoint of its two-node demo."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
@@ -101,6 +113,35 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.x.x.x, ::1). Names are not looked up:
+    a job between machines must name a host the other machines can reach."""
+    host = host.strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_gpus(nproc_per_node: int, backend: str | None) -> None:
+    """Refuse, before anything starts, an NCCL job with more ranks on this node than visible GPUs:
+    NCCL needs one GPU per rank, and otherwise every extra rank fails on its own with
+    "invalid device ordinal". (The count is what this process sees, through CUDA_VISIBLE_DEVICES.)"""
+    if backend != "nccl":
+        return
+    import torch  # only here: the launcher itself does not need torch
+
+    visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if nproc_per_node > visible:
+        raise ValueError(
+            f"nproc_per_node={nproc_per_node} with backend 'nccl' needs {nproc_per_node} GPUs on this node, "
+            f"one per rank, but {visible} {'is' if visible == 1 else 'are'} visible "
+            f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}): "
+            f"use nproc_per_node <= {visible}, or backend 'gloo' on the CPU")
+
+
 def torchrun_command(
     target: str,
     args: Sequence[str] = (),
@@ -109,39 +150,53 @@ def torchrun_command(
     nnodes: int = 1,
     rdzv_endpoint: str | None = None,
     rdzv_id: str = "course",
-    port: int | None = None,
     module: bool = True,
     monitor_interval: float = 0.2,
+    backend: str | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The argument list for ``python -m torch.distributed.run`` (the module behind ``torchrun``).
 
-    One node: a static rendezvous on ``127.0.0.1:port`` (a free port if none is given).
-    Several nodes: ``--rdzv-backend=c10d --rdzv-endpoint=HOST:PORT``; every node runs the same
-    command, and ranks are assigned in the order the nodes join. ``target`` is a module name
-    (``module=True``, run as ``python -m target``) or a script path; ``extra`` holds more torchrun
-    options (e.g. ``["--max-restarts=1"]``). Used by: notebook 09.
+    One node: ``--standalone`` (torchrun binds a free port itself and keeps it, no race with other
+    jobs) and ``--local-addr=127.0.0.1``. Several nodes: ``--rdzv-backend=c10d
+    --rdzv-endpoint=HOST:PORT``; every node runs the same command, and ranks are assigned in the
+    order the nodes join. ``--local-addr=127.0.0.1`` is added only when HOST is loopback (nodes
+    simulated on this machine): on real hosts rank 0 would advertise an address nobody else can
+    reach, and the job would hang. On real hosts with several network interfaces choose the one
+    the nodes share with ``NCCL_SOCKET_IFNAME`` (NCCL; e.g. ``=eth0``, or ``^docker,lo`` to exclude;
+    https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html) and ``GLOO_SOCKET_IFNAME``
+    (gloo; e.g. ``eth0``; https://pytorch.org/docs/stable/distributed.html#choosing-the-network-interface-to-use).
+
+    ``backend="nccl"`` checks that this node has a GPU per rank (:func:`check_gpus`). ``target`` is a
+    module name (``module=True``, run as ``python -m target``) or a script path; ``extra`` holds more
+    torchrun options (e.g. ``["--max-restarts=1"]``). Used by: notebook 09.
     """
+    check_gpus(nproc_per_node, backend)
     cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nproc_per_node}",
            f"--monitor-interval={monitor_interval}"]
     if nnodes == 1 and rdzv_endpoint is None:
-        cmd += [f"--master-addr={LOOPBACK}", f"--master-port={port or free_port()}"]
+        cmd += ["--standalone", f"--local-addr={LOOPBACK}"]
     else:
         if rdzv_endpoint is None:
             raise ValueError("several nodes need rdzv_endpoint='HOST:PORT' (the same on every node)")
         cmd += [f"--nnodes={nnodes}", "--rdzv-backend=c10d", f"--rdzv-endpoint={rdzv_endpoint}",
-                f"--rdzv-id={rdzv_id}", f"--local-addr={LOOPBACK}"]
+                f"--rdzv-id={rdzv_id}"]
+        if is_loopback(rdzv_endpoint.rsplit(":", 1)[0]):
+            cmd.append(f"--local-addr={LOOPBACK}")
     cmd += list(extra) + (["-m", target] if module else [target]) + [str(a) for a in args]
     return cmd
 
 
-def format_command(cmd: Sequence[str]) -> str:
-    """The command as a shell line, with this interpreter shown as ``python``."""
-    return shlex.join(["python" if c == sys.executable else c for c in cmd])
+def format_command(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+    """The command as a shell line, with this interpreter shown as ``python`` and ``env`` (if any)
+    as ``NAME=value`` assignments in front."""
+    assignments = [f"{k}={shlex.quote(v)}" for k, v in (env or {}).items()]
+    return " ".join(assignments + [shlex.join(["python" if c == sys.executable else c for c in cmd])])
 
 
-def child_environment(nproc_per_node: int, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for a job on this machine.
+def child_environment(nproc_per_node: int, extra: dict[str, str] | None = None, *,
+                      loopback: bool = True) -> dict[str, str]:
+    """The environment for a job started from this machine.
 
     - ``PYTHONUNBUFFERED=1``: workers' lines arrive as they are printed, not in blocks;
     - ``OMP_NUM_THREADS``: the machine's cores shared out between the local processes
@@ -149,8 +204,11 @@ def child_environment(nproc_per_node: int, extra: dict[str, str] | None = None) 
     - ``OMP_WAIT_POLICY=PASSIVE``: idle OpenMP threads sleep instead of spinning, so processes that
       share cores (with each other or with other programs) do not burn each other's time;
     - ``PYTHONPATH`` starts with the repository, so ``-m course_utils....`` imports in the workers;
-    - ``GLOO_SOCKET_IFNAME``: the loopback interface, as every job here talks over 127.0.0.1
-      (without it gloo uses the interface the host name resolves to, which may be unreachable);
+    - ``GLOO_SOCKET_IFNAME``: the loopback interface (``lo``, ``lo0`` on macOS), only for jobs that
+      talk over 127.0.0.1 (``loopback=True``, every job of notebook 09): without it gloo uses the
+      interface the host name resolves to, which may be unreachable. A job between machines gets no
+      such setting (it would hang): set ``GLOO_SOCKET_IFNAME`` / ``NCCL_SOCKET_IFNAME`` yourself to
+      the interface the machines share when they have several (see :func:`torchrun_command`);
     - ``USE_LIBUV=0`` on Windows, whose PyTorch builds lack libuv for the TCP store.
     """
     env = dict(os.environ)
@@ -159,9 +217,9 @@ def child_environment(nproc_per_node: int, extra: dict[str, str] | None = None) 
     env.setdefault("OMP_NUM_THREADS", str(max(1, usable_cpus() // max(1, nproc_per_node))))
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
-    if "GLOO_SOCKET_IFNAME" not in env and sys.platform.startswith("linux"):
+    if loopback and "GLOO_SOCKET_IFNAME" not in env and sys.platform.startswith("linux"):
         env["GLOO_SOCKET_IFNAME"] = "lo"
-    elif "GLOO_SOCKET_IFNAME" not in env and sys.platform == "darwin":
+    elif loopback and "GLOO_SOCKET_IFNAME" not in env and sys.platform == "darwin":
         env["GLOO_SOCKET_IFNAME"] = "lo0"
     if IS_WINDOWS:
         env.setdefault("USE_LIBUV", "0")
@@ -189,7 +247,8 @@ def launch_many(cmds: Sequence[Sequence[str]], *, timeout: float = 120, env: dic
     """
     cmds = [list(c) for c in cmds]
     prefixes = list(prefixes) if prefixes is not None else [""] * len(cmds)
-    env = env if env is not None else child_environment(sum(_nproc_of(c) for c in cmds))
+    if env is None:
+        env = child_environment(sum(_nproc_of(c) for c in cmds), loopback=all(map(_loopback_job, cmds)))
     jobs: list[_Job] = []
     pumps: list[threading.Thread] = []
     lines: list[list[str]] = [[] for _ in cmds]
@@ -288,6 +347,15 @@ def _nproc_of(cmd: Sequence[str]) -> int:
     return 1
 
 
+def _loopback_job(cmd: Sequence[str]) -> bool:
+    """False if the command names a rendezvous or master host that is not loopback."""
+    for arg in cmd:
+        for option in ("--rdzv-endpoint=", "--rdzv_endpoint=", "--master-addr=", "--master_addr="):
+            if arg.startswith(option) and not is_loopback(arg[len(option):].rsplit(":", 1)[0]):
+                return False
+    return True
+
+
 def _pump(i: int, stream: IO[str], lines_q: queue.Queue) -> None:
     """Move lines from a pipe into the queue; ``None`` marks the end of the stream."""
     try:
@@ -300,6 +368,69 @@ def _pump(i: int, stream: IO[str], lines_q: queue.Queue) -> None:
         stream.close()
 
 
+# The guard: ``python -c _GUARD LAUNCHER_PID GRACE_S COMMAND...``. It runs the command, and when the
+# launcher dies (PR_SET_PDEATHSIG, or its pid no longer being our parent), when it is told to stop
+# (SIGTERM) or when the command ends, it ends every process still below it. It imports only the
+# standard library and psutil, so it starts in a fraction of a second.
+_GUARD = r"""
+import ctypes, os, signal, subprocess, sys, time
+import psutil
+
+launcher, grace, cmd = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+linux = sys.platform.startswith("linux")
+libc = ctypes.CDLL(None, use_errno=True) if linux else None
+stop = []
+signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+if linux:
+    libc.prctl(36, 1, 0, 0, 0)               # PR_SET_CHILD_SUBREAPER: the job's orphans come to us
+    libc.prctl(1, signal.SIGTERM, 0, 0, 0)   # PR_SET_PDEATHSIG: SIGTERM when the launcher dies
+
+
+def die_with_guard():  # runs in the child before exec: torchrun stops its workers on SIGTERM
+    libc.prctl(1, signal.SIGTERM, 0, 0, 0)
+
+
+job = None
+if os.getppid() == launcher and not stop:  # else the launcher died before we could start
+    job = subprocess.Popen(cmd, preexec_fn=die_with_guard if linux else None)
+while job is not None and job.poll() is None and not stop and os.getppid() == launcher:
+    time.sleep(0.1)
+
+
+def below():  # every live process under us but the command itself (Popen must reap that one)
+    try:
+        return [p for p in psutil.Process().children(recursive=True) if job is None or p.pid != job.pid]
+    except psutil.Error:
+        return []
+
+
+for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0), (signal.SIGKILL, 5.0)):
+    procs, running = below(), job is not None and job.poll() is None
+    if not procs and not running:
+        break
+    for p in procs:
+        try:
+            p.send_signal(sig)
+        except psutil.Error:
+            pass
+    if running:
+        job.send_signal(sig)
+    end = time.monotonic() + wait
+    psutil.wait_procs(procs, timeout=wait)  # also reaps those that are our children
+    try:
+        job is None or job.wait(timeout=max(0.0, end - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        pass
+code = job.wait() if job is not None else 1
+if code < 0:  # end the way the command ended, so the launcher sees the same signal
+    if -code != signal.SIGKILL:
+        signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+    time.sleep(1)
+sys.exit(code)
+"""
+
+
 _LIVE: set["_Job"] = set()
 
 
@@ -308,22 +439,29 @@ class _Job:
 
     def __init__(self, proc: subprocess.Popen) -> None:
         self.proc = proc
-        self.tracked: dict[int, object] = {}  # pid -> handle that can tell if the pid was reused
+        self.tracked: dict[int, psutil.Process] = {}  # pid -> handle that can tell if the pid was reused
         self.seen: set[int] = {proc.pid}
         self._last_watch = 0.0
 
     @classmethod
     def start(cls, cmd: list[str], env: dict[str, str], cwd: str | Path) -> "_Job":
-        kwargs: dict = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if IS_WINDOWS else {"start_new_session": True}
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        """Start ``cmd`` in a session of its own, under the guard on POSIX. The guard's death signal
+        is bound to the thread that starts it (Linux sends it when that thread ends), which is why
+        :func:`launch` starts jobs in the calling thread and blocks until they end."""
+        if IS_WINDOWS:  # no guard: the tree is ended with taskkill on every exit path we see
+            argv, kwargs = cmd, {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+        else:
+            argv = [sys.executable, "-c", _GUARD, str(os.getpid()), str(GUARD_GRACE_S), *cmd]
+            kwargs = {"start_new_session": True}
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 text=True, errors="replace", bufsize=1, env=env, cwd=str(cwd), **kwargs)
         job = cls(proc)
         _LIVE.add(job)
         return job
 
     def watch(self) -> None:
-        """Note the job's current descendants (at most every 0.2 s). Workers that outlive torchrun
-        are re-parented and could not be found later, so we look while the tree is intact."""
+        """Note the job's current descendants (at most every 0.2 s), so they can be ended even if
+        they leave the tree (a worker re-parented after its torchrun died)."""
         now = time.monotonic()
         if now - self._last_watch < 0.2 or self.proc.poll() is not None:
             return
@@ -339,16 +477,16 @@ class _Job:
         if self.proc.poll() is None:
             self.tracked.update(_descendants(self.proc.pid))
             self.seen.update(self.tracked)
-        alive = [pid for pid, h in self.tracked.items() if _alive(pid, h)]
+        alive = [pid for pid, h in self.tracked.items() if _alive(h)]
         if self.proc.poll() is None or alive:
             self._signal_all(signal.SIGTERM, alive)
             end = time.monotonic() + grace
             while time.monotonic() < end:
-                alive = [pid for pid, h in self.tracked.items() if _alive(pid, h)]
+                alive = [pid for pid, h in self.tracked.items() if _alive(h)]
                 if self.proc.poll() is not None and not alive:
                     break
                 time.sleep(0.05)
-            alive = [pid for pid, h in self.tracked.items() if _alive(pid, h)]
+            alive = [pid for pid, h in self.tracked.items() if _alive(h)]
             if self.proc.poll() is None or alive:
                 self._signal_all(signal.SIGKILL if not IS_WINDOWS else signal.SIGTERM, alive)
         try:
@@ -364,65 +502,34 @@ class _Job:
             _send(lambda: os.killpg(self.proc.pid, sig))
         for pid in pids:
             handle = self.tracked[pid]
-            if not _alive(pid, handle):
+            if not _alive(handle):
                 continue
             if not IS_WINDOWS:  # torchrun starts each worker in its own session: signal its group too
                 _send(lambda: os.killpg(pid, sig) if os.getpgid(pid) == pid else None)
-            _send(lambda: handle.send_signal(sig) if psutil else os.kill(pid, sig))
+            _send(lambda: handle.send_signal(sig))
 
 
 def _send(action) -> None:
     try:
         action()
-    except (ProcessLookupError, PermissionError, OSError):
+    except (ProcessLookupError, PermissionError, OSError, psutil.Error):
         pass
-    except Exception as exc:  # psutil.NoSuchProcess and friends
-        if psutil is None or not isinstance(exc, psutil.Error):
-            raise
 
 
-def _descendants(pid: int) -> dict[int, object]:
-    """All descendants of ``pid``: pid -> a handle (psutil.Process, or the start time from /proc)."""
-    if psutil is not None:
-        try:
-            return {p.pid: p for p in psutil.Process(pid).children(recursive=True)}
-        except psutil.Error:
-            return {}
-    children: dict[int, list[int]] = {}
-    starts: dict[int, object] = {}
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if entry.isdigit():
-            stat = _proc_stat(int(entry))
-            if stat:
-                children.setdefault(stat[0], []).append(int(entry))
-                starts[int(entry)] = stat[1]
-    found, todo = {}, [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found[child] = starts[child]
-            todo.append(child)
-    return found
-
-
-def _proc_stat(pid: int) -> tuple[int, str] | None:
-    """(parent pid, start time) of a running process from /proc, or None if it is gone or a zombie."""
+def _descendants(pid: int) -> dict[int, psutil.Process]:
+    """All descendants of ``pid``: pid -> its psutil handle. Used by: tests/conftest.py."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2:].split()
-    return None if fields[0] == "Z" else (int(fields[1]), fields[19])
+        return {p.pid: p for p in psutil.Process(pid).children(recursive=True)}
+    except psutil.Error:
+        return {}
 
 
-def _alive(pid: int, handle: object) -> bool:
+def _alive(handle: psutil.Process) -> bool:
     """Is the process we tracked still running (and not a new process that reused its pid)?"""
-    if psutil is not None:
-        try:
-            return handle.is_running() and handle.status() != psutil.STATUS_ZOMBIE
-        except psutil.Error:
-            return False
-    stat = _proc_stat(pid)
-    return stat is not None and stat[1] == handle
+    try:
+        return handle.is_running() and handle.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 @atexit.register
@@ -433,10 +540,9 @@ def _kill_all_live() -> None:
 
 
 def process_alive(pid: int) -> bool:
-    """True if a process with this pid runs (zombies count as gone). Used by: tests/test_launch.py."""
-    if psutil is not None:
-        try:
-            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-        except psutil.Error:
-            return False
-    return _proc_stat(pid) is not None
+    """True if a process with this pid runs (zombies count as gone). Used by: tests/conftest.py,
+    tests/test_launch.py, notebook 09."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

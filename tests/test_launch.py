@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from conftest import new_children
@@ -169,16 +171,43 @@ def test_launch_many_fails_if_any_command_fails():
 
 
 def test_torchrun_command_single_and_multi_node():
-    one = L.torchrun_command("course_utils.ddp_train", ["--tasks", "env"], nproc_per_node=2, port=29999)
+    one = L.torchrun_command("course_utils.ddp_train", ["--tasks", "env"], nproc_per_node=2)
     assert one[:3] == [sys.executable, "-m", "torch.distributed.run"]
-    assert "--nproc-per-node=2" in one and "--master-addr=127.0.0.1" in one and "--master-port=29999" in one
+    assert "--nproc-per-node=2" in one and "--standalone" in one and "--local-addr=127.0.0.1" in one
+    assert not [a for a in one if a.startswith(("--master-port", "--rdzv"))], "one node needs no port of ours"
     assert one[-4:] == ["-m", "course_utils.ddp_train", "--tasks", "env"]
     two = L.torchrun_command("train.py", nnodes=2, rdzv_endpoint="127.0.0.1:1234", module=False)
     assert "--rdzv-backend=c10d" in two and "--rdzv-endpoint=127.0.0.1:1234" in two and two[-1] == "train.py"
+    assert "--local-addr=127.0.0.1" in two and "--standalone" not in two
     with pytest.raises(ValueError):
         L.torchrun_command("x", nnodes=2)
     assert L.format_command(one).startswith("python -m torch.distributed.run")
+    assert L.format_command(["python", "x y"], env={"A": "1"}) == "A=1 python 'x y'"
     assert L._nproc_of(one) == 2 and L._nproc_of(["python"]) == 1
+
+
+@pytest.mark.parametrize("host", ["node0.example.org", "10.0.0.5", "[fd00::1]"])
+def test_a_job_between_real_hosts_has_no_loopback_setting(host, monkeypatch):
+    """On real hosts, --local-addr=127.0.0.1 or GLOO_SOCKET_IFNAME=lo would make rank 0 advertise an
+    address the other machines cannot reach: the job would hang."""
+    monkeypatch.delenv("GLOO_SOCKET_IFNAME", raising=False)
+    cmd = L.torchrun_command("course_utils.ddp_train", nnodes=2, nproc_per_node=8, rdzv_endpoint=f"{host}:29500")
+    assert not [a for a in cmd if "127.0.0.1" in a or "localhost" in a]
+    assert not L._loopback_job(cmd)
+    assert "GLOO_SOCKET_IFNAME" not in L.child_environment(8, loopback=False)
+    for local in ("127.0.0.1", "localhost", "[::1]", "127.0.1.1"):
+        assert L.is_loopback(local) and L._loopback_job(
+            L.torchrun_command("x", nnodes=2, rdzv_endpoint=f"{local}:1"))
+
+
+def test_more_nccl_ranks_than_gpus_is_refused_before_launch():
+    torch = pytest.importorskip("torch")
+    visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    with pytest.raises(ValueError, match=f"needs {visible + 1} GPUs on this node, one per rank"):
+        L.torchrun_command("course_utils.ddp_train", nproc_per_node=visible + 1, backend="nccl")
+    L.torchrun_command("course_utils.ddp_train", nproc_per_node=visible + 1, backend="gloo")  # gloo: any number
+    if visible:
+        L.torchrun_command("course_utils.ddp_train", nproc_per_node=visible, backend="nccl")
 
 
 def test_free_port_is_bindable():
@@ -224,18 +253,6 @@ def test_root_cause_is_found_in_a_torchrun_report():
     assert L.root_cause("no report here") is None
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc"), reason="the fallback reads /proc")
-def test_cleanup_works_without_psutil(tmp_path, monkeypatch):
-    """Where psutil is missing the launcher finds the job's processes in /proc instead."""
-    monkeypatch.setattr(L, "psutil", None)
-    pidfile = tmp_path / "pids"
-    with pytest.raises(L.LaunchTimeout) as info:
-        L.launch(tree(pidfile, 600), timeout=3, echo=False)
-    pids = wait_for_pids(pidfile)
-    assert set(pids) <= info.value.result.pids
-    assert_all_gone(pids)
-
-
 def test_launch_many_stops_the_others_when_one_fails(tmp_path):
     """Like a node that dies: the command still running is stopped soon, not left to its timeout."""
     pidfile = tmp_path / "pids"
@@ -246,3 +263,88 @@ def test_launch_many_stops_the_others_when_one_fails(tmp_path):
     assert time.monotonic() - t0 < 30 and not isinstance(info.value, L.LaunchTimeout)
     assert info.value.result.returncodes[1] == 4
     assert_all_gone(wait_for_pids(pidfile))
+
+
+# --- real torchrun jobs: they die with whoever launched them ---------------------------------------
+WORKER = textwrap.dedent("""
+    import os, pathlib, sys, time
+    pathlib.Path(sys.argv[1], "worker-" + os.environ["RANK"]).write_text(str(os.getpid()))
+    time.sleep(600)
+""")
+
+
+def marked(marker: str) -> list[int]:
+    """Live processes whose environment carries this marker (every process of one job)."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("COURSE_TEST_MARKER") == marker and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except psutil.Error:
+            pass
+    return found
+
+
+def sleeping_job(tmp_path: Path) -> tuple[list[str], dict[str, str], str]:
+    """A real torchrun job of 2 workers that sleep for 10 minutes, each process marked in its environment."""
+    (tmp_path / "worker.py").write_text(WORKER)
+    marker = f"{os.getpid()}-{time.monotonic_ns()}"
+    cmd = L.torchrun_command(str(tmp_path / "worker.py"), [str(tmp_path)], nproc_per_node=2, module=False)
+    return cmd, L.child_environment(2, {"COURSE_TEST_MARKER": marker}), marker
+
+
+def wait_for_workers(tmp_path: Path, timeout: float = 120) -> None:
+    end = time.monotonic() + timeout
+    while len(list(tmp_path.glob("worker-*"))) < 2:
+        assert time.monotonic() < end, "the workers never started (machine too busy?)"
+        time.sleep(0.1)
+
+
+def assert_gone_within(marker: str, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while marked(marker) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert marked(marker) == [], f"processes of the job still running {seconds:g} s later"
+
+
+def test_a_sigkilled_kernel_takes_its_job_along(tmp_path):
+    """The kernel (here: a Python process running launch()) is killed with SIGKILL mid-job: no
+    cleanup code of its own runs, yet no process of the job exists 10 s later."""
+    cmd, env, marker = sleeping_job(tmp_path)
+    kernel_code = (f"from course_utils.launch import launch\n"
+                   f"launch({cmd!r}, timeout=600, env={env!r}, echo=False)")
+    kernel = subprocess.Popen([sys.executable, "-c", kernel_code], cwd=L.REPO, stdout=subprocess.DEVNULL)
+    try:
+        wait_for_workers(tmp_path)
+        assert len(marked(marker)) >= 3  # torchrun and 2 workers (and the guard)
+        kernel.send_signal(signal.SIGKILL)
+        assert kernel.wait(timeout=10) == -signal.SIGKILL
+        assert_gone_within(marker, 10)
+    finally:
+        kernel.kill()
+        for pid in marked(marker):  # never leave a sleeping job behind, even when the test fails
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_workers_die_when_torchrun_is_sigkilled(tmp_path):
+    """torchrun killed with SIGKILL cannot stop its workers (they run in sessions of their own):
+    the guard, to which the orphans are re-parented, ends them, and the launch fails loudly."""
+    cmd, env, marker = sleeping_job(tmp_path)
+
+    def kill_torchrun():
+        wait_for_workers(tmp_path)
+        for pid in marked(marker):
+            if psutil.Process(pid).cmdline()[1:3] == ["-m", "torch.distributed.run"]:  # not the guard
+                os.kill(pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_torchrun, daemon=True)
+    killer.start()
+    try:
+        with pytest.raises(L.LaunchError) as info:
+            L.launch(cmd, timeout=300, env=env, echo=False)
+        assert info.value.result.returncode == -signal.SIGKILL and not isinstance(info.value, L.LaunchTimeout)
+        assert_gone_within(marker, 10)
+    finally:
+        killer.join(timeout=1)
+        for pid in marked(marker):
+            os.kill(pid, signal.SIGKILL)
