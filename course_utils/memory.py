@@ -4,10 +4,14 @@ on paper.
 Three answers to one question, compared in notebook 05:
 
 * :func:`measure_training_memory` runs one real training step and reports its peak tensor memory:
-  on CUDA from the caching allocator's statistics, elsewhere from :func:`track_peak`'s own tracker.
+  on CUDA from the caching allocator's statistics, elsewhere from :func:`track_peak`'s own tracker;
+  ``method="profiler"`` instead adds up ``torch.profiler``'s memory events (the CPU allocator's own
+  reports), a measurement that shares no code with the tracker.
 * :func:`estimate_training_memory` runs the same step on *fake* tensors (shapes and dtypes, no data,
   ``torch._subclasses.FakeTensorMode``) under the same tracker, so it costs no real memory: it answers
-  "does a 7B-parameter model with AdamW fit in 80 GB?" on a laptop, for any ``nn.Module``.
+  "does a 7B-parameter model with AdamW fit in 80 GB?" on a laptop, for any ``nn.Module``. Its core is
+  :func:`fake_training_step`. Where the real step is measured by the same tracker (on a CPU), the two
+  agreeing shows that fake and real steps allocate alike, not that the tracker sees everything.
 * :func:`formula_training_memory` is the pen-and-paper formula: parameters x bytes per parameter
   plus an activation term you supply.
 
@@ -320,6 +324,34 @@ class MemoryMeasurement:
     allocated_peak_bytes: int | None = None
 
 
+def _profiler_peak(fn: Callable[[], None]) -> int:
+    """Peak bytes above the start that the CPU allocator reported while ``fn`` ran, from
+    ``torch.profiler`` with ``profile_memory=True``: every allocation and free (sizes signed) in time order."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+    live = peak = 0
+    for e in sorted(events, key=lambda e: e.start_ns()):
+        live += e.nbytes()
+        peak = max(peak, live)
+    return peak
+
+
+@contextmanager
+def _tracked(device: torch.device) -> Iterator[PeakTracker]:
+    """:func:`track_peak`'s dispatch tracker on any device, CUDA included (for fake-vs-real comparisons)."""
+    result = PeakTracker(device=device, method="dispatch-tracker")
+    tracker = _AllocationTracker(round_to=CUDA_BLOCK if device.type == "cuda" else 1, device_type=device.type)
+    try:
+        with tracker:
+            yield result
+    finally:
+        result.peak_bytes, result.end_bytes = tracker.peak, tracker.live
+        tracker.close()
+
+
 def _warm_up_cuda(device: torch.device) -> None:
     # cuBLAS/cuBLASLt keep a workspace per handle and stream (the autograd engine's device thread has its own
     # handle), allocated on first use through the caching allocator. It is a one-off per process, not part of
@@ -343,6 +375,7 @@ def measure_training_memory(
     precision: str = "fp32",
     loss_fn: Callable[[Any], torch.Tensor] | None = None,
     device: torch.device | str | None = None,
+    method: str = "auto",
 ) -> MemoryMeasurement:
     """Run one real training step (forward, loss, backward, the optimizer's first step, which creates its
     state) on a copy of ``model`` and return its peak tensor memory. ``model`` itself is not changed.
@@ -351,15 +384,24 @@ def measure_training_memory(
     ``optimizer``: one of ``"sgd"``, ``"sgd-momentum"``, ``"adam"``, ``"adamw"``. ``precision``: ``"fp32"``
     or ``"bf16-mixed"`` (forward under ``torch.autocast`` with bfloat16). ``loss_fn(output)`` defaults to
     the mean of the squared output in fp32. ``device`` defaults to where the model's parameters are.
-    On CUDA the figure comes from ``max_memory_allocated``; elsewhere from :func:`track_peak`'s tracker.
+    ``method``: ``"auto"`` (CUDA: ``"allocator"``, else ``"tracker"``); ``"allocator"`` (CUDA only:
+    ``torch.cuda.max_memory_allocated``, which includes cuBLAS/cuDNN workspaces); ``"tracker"``
+    (:func:`track_peak`'s dispatch tracker, any device: operator outputs only); ``"profiler"`` (CPU only:
+    ``torch.profiler`` memory events, every allocation the CPU allocator reports, kernel scratch included).
 
     Used by: notebook 05 and tests/test_memory.py.
     """
     _check(optimizer, precision)
+    if method not in ("auto", "allocator", "tracker", "profiler"):
+        raise ValueError(f"method must be 'auto', 'allocator', 'tracker' or 'profiler', got {method!r}")
     first = next(iter(_model_tensors(model)), None)
     dev = torch.device(device) if device is not None else (first.device if first is not None else torch.device("cpu"))
     if dev.type == "meta":
         raise ValueError("a meta model has no memory to measure; use estimate_training_memory")
+    method = ("allocator" if dev.type == "cuda" else "tracker") if method == "auto" else method
+    if (method == "allocator" and dev.type != "cuda") or (method == "profiler" and dev.type != "cpu"):
+        raise ValueError(f"method {method!r} does not measure a {dev.type} step "
+                         "('allocator' is CUDA only, 'profiler' CPU only)")
     work = copy.deepcopy(model).to(dev)
     inp = tree_map(lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t, example_input)
     for p in work.parameters():
@@ -367,8 +409,12 @@ def measure_training_memory(
     opt = make_optimizer(optimizer, [p for p in work.parameters() if p.requires_grad])
     if dev.type == "cuda":
         _warm_up_cuda(dev)
-    with track_peak(dev) as t:
-        _training_step(work, inp, opt, dev.type, precision, loss_fn)
+    if method == "profiler":
+        t = PeakTracker(device=dev, peak_bytes=_profiler_peak(lambda: _training_step(work, inp, opt, dev.type, precision,
+                                                                                   loss_fn)), method="profiler")
+    else:
+        with (track_peak(dev) if method == "allocator" else _tracked(dev)) as t:
+            _training_step(work, inp, opt, dev.type, precision, loss_fn)
     params = _unique_storage_bytes(_model_tensors(work), CUDA_BLOCK if dev.type == "cuda" else 1)
     inputs = _unique_storage_bytes(_input_tensors(inp), CUDA_BLOCK if dev.type == "cuda" else 1)
     allocated = None if t.start_bytes is None else t.start_bytes + t.peak_bytes
@@ -451,6 +497,53 @@ def _target_device(model: nn.Module, device: torch.device | str | None) -> torch
     return torch.device("cuda")  # a meta model is usually a question about a GPU
 
 
+@dataclass
+class FakeStep:
+    """What :func:`fake_training_step` leaves behind: the tracker (closed by the caller), the fake model,
+    input and optimizer after the step, and ``phases``: (phase name, tracker clock when it began)."""
+
+    tracker: _AllocationTracker
+    model: nn.Module
+    example_input: Any
+    optimizer: torch.optim.Optimizer
+    phases: list[tuple[str, int]]
+
+
+def fake_training_step(model: nn.Module, example_input: Any, *, optimizer: str, precision: str,
+                       device: torch.device, loss_fn: Callable[[Any], torch.Tensor] | None = None,
+                       round_to: int = 1, foreach: bool | None = None) -> FakeStep:
+    """The estimator's core: one training step on fake tensors, every allocation counted."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+    with fake_mode:  # 1. a fake twin of every parameter and buffer: shape, dtype, device; no data
+        memo = {id(t): _fake_like(t, device) for t in _all_tensors(model)}
+        fmodel = copy.deepcopy(model, memo)  # the model's own code, with the fakes in place
+        finput = tree_map(lambda t: _fake_like(t, device) if isinstance(t, torch.Tensor) else t, example_input)
+        opt = make_optimizer(optimizer, [p for p in fmodel.parameters() if p.requires_grad], foreach=foreach)
+    # 2. the very step measure_training_memory runs, under a tracker that adds up each new storage
+    tracker = _AllocationTracker(round_to=round_to, fake_scalars=True, device_type=device.type)
+    phases: list[tuple[str, int]] = []
+    try:
+        with fake_mode, tracker:
+            _training_step(fmodel, finput, opt, device.type, precision, loss_fn,
+                           on_phase=lambda phase: phases.append((phase, tracker.clock)))
+    except BaseException:
+        tracker.close()
+        raise
+    return FakeStep(tracker, fmodel, finput, opt, phases)
+
+
+def _all_tensors(model: nn.Module) -> list[torch.Tensor]:
+    """Every tensor a module tree holds: parameters, buffers and plain tensor attributes, each once."""
+    found: dict[int, torch.Tensor] = {}
+    for mod in model.modules():
+        for value in itertools.chain(mod._parameters.values(), mod._buffers.values(), vars(mod).values()):
+            if isinstance(value, torch.Tensor):
+                found.setdefault(id(value), value)
+    return list(found.values())
+
+
 def estimate_training_memory(
     model: nn.Module,
     example_input: Any,
@@ -476,8 +569,6 @@ def estimate_training_memory(
 
     Used by: notebook 05 and tests/test_memory.py.
     """
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
     _check(optimizer, precision)
     target = _target_device(model, device)
     fake_dev = target if (target.type != "cuda" or torch.cuda.is_available()) else torch.device("cpu")
@@ -495,23 +586,10 @@ def estimate_training_memory(
     notes = []
     if fake_dev != target:
         notes.append(f"traced as {fake_dev.type} (no {target.type} here): autocast used the CPU's op rules")
-    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
-    with fake_mode:
-        memo: dict[int, Any] = {}
-        for mod in model.modules():
-            for name, value in itertools.chain(mod._parameters.items(), mod._buffers.items(), vars(mod).items()):
-                if isinstance(value, torch.Tensor) and id(value) not in memo:
-                    memo[id(value)] = _fake_like(value, fake_dev)
-        fmodel = copy.deepcopy(model, memo)
-        finput = tree_map(lambda t: _fake_like(t, fake_dev) if isinstance(t, torch.Tensor) else t, example_input)
-        opt = make_optimizer(optimizer, [p for p in fmodel.parameters() if p.requires_grad], foreach=foreach)
-
-    tracker = _AllocationTracker(round_to=round_to, fake_scalars=True, device_type=fake_dev.type)
-    phases: list[tuple[str, int]] = []
+    step = fake_training_step(model, example_input, optimizer=optimizer, precision=precision, loss_fn=loss_fn,
+                              device=fake_dev, round_to=round_to, foreach=foreach)
+    tracker, fmodel, finput, opt, phases = step.tracker, step.model, step.example_input, step.optimizer, step.phases
     try:
-        with fake_mode, tracker:
-            _training_step(fmodel, finput, opt, fake_dev.type, precision, loss_fn,
-                           on_phase=lambda ph: phases.append((ph, tracker.clock)))
         params = [p for p in fmodel.parameters() if p.requires_grad]
         grad_serials = {s for p in params if p.grad is not None and (s := tracker.serial_of(p.grad)) is not None}
         state_serials = {
@@ -607,7 +685,9 @@ __all__ = [
     "PeakTracker",
     "bytes_per_parameter",
     "default_loss",
+    "FakeStep",
     "estimate_training_memory",
+    "fake_training_step",
     "formula_training_memory",
     "make_optimizer",
     "measure_training_memory",
