@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from .atomic import atomic_write
 from .device import CHOICES, environment_report
 from .ledger import results_dir
 
@@ -90,8 +91,8 @@ def write_reference(name: str, summary: dict) -> Path:
     merged["name"] = name
     merged.setdefault("notebooks", {}).update(summary["notebooks"])
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(merged, indent=1, sort_keys=True))
-    return target
+    text = json.dumps(merged, indent=1, sort_keys=True).encode()
+    return atomic_write(target, lambda f: f.write(text))  # a run killed mid-write keeps the old file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,15 +140,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{nb.stem:<36} {entry['status']:<8} {entry['seconds']:>8.1f}", flush=True)
         if entry["error"]:
             print(f"    {entry['error'][:300]}", flush=True)
+        # Written after every notebook: a run stopped by a time limit keeps what finished.
+        text = json.dumps(summary, indent=1, sort_keys=True).encode()
+        atomic_write(args.out / "summary.json", lambda f: f.write(text))
+        if args.results:
+            reference = write_reference(args.results, {**summary, "notebooks": {nb.stem: entry}})
     total = sum(e["seconds"] for e in summary["notebooks"].values())
     failed = [k for k, e in summary["notebooks"].items() if e["status"] != "ok"]
     print(f"{'total':<36} {('FAILED ' + str(len(failed))) if failed else 'ok':<8} {total:>8.1f}")
-
-    text = json.dumps(summary, indent=1, sort_keys=True)
-    (args.out / "summary.json").write_text(text)
     print(f"summary: {args.out / 'summary.json'}")
     if args.results:
-        print(f"reference results: {write_reference(args.results, summary)}")
+        print(f"reference results: {reference}")
     return 1 if failed else 0
 
 

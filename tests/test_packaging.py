@@ -370,3 +370,60 @@ def test_ci_runs_the_readme_test_command():
     wf = yaml.safe_load((REPO / ".github" / "workflows" / "ci.yml").read_text())
     steps = "\n".join(s.get("run", "") for job in wf["jobs"].values() for s in job["steps"])
     assert "make test" in steps and "DEVICE=cuda" in steps
+
+
+def test_ci_workflow_is_read_only_cached_serialised_and_pinned():
+    wf = yaml.safe_load((REPO / ".github" / "workflows" / "ci.yml").read_text())
+    assert wf["permissions"] == {"contents": "read"}
+    assert "${{ github.ref }}" in wf["concurrency"]["group"]
+    assert wf["jobs"]["gpu"]["needs"] == "cpu", "the GPU job runs only after the CPU job passed"
+    steps = [step for job in wf["jobs"].values() for step in job["steps"]]
+    setup = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python@"))
+    assert setup["with"]["cache"] == "pip"
+    for step in steps:
+        if "uses" in step:
+            assert re.fullmatch(r"[\w-]+/[\w-]+@[0-9a-f]{40}", step["uses"]), f"pin to a full commit SHA: {step['uses']}"
+    text = (REPO / ".github" / "workflows" / "ci.yml").read_text()
+    assert all(re.search(r"@[0-9a-f]{40}  # v\d+\.\d+\.\d+$", line) for line in text.splitlines() if "uses:" in line)
+    assert "docker build" in text, "the self-hosted GPU job builds the image for real"
+
+
+def _gpu_run_sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A copy of tools/gpu_run.sh in an empty tree, with stand-ins for what only a GPU machine has:
+    `nvidia-smi` and the image's `python3` (whose pytest/papermill steps are what the script times)."""
+    (tmp_path / "tree" / "tools").mkdir(parents=True)
+    shutil.copy(REPO / "tools" / "gpu_run.sh", tmp_path / "tree" / "tools")
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text('#!/bin/sh\necho "NVIDIA H200, 580.95.05, 143771 MiB"\n')
+    (fake / "python3").write_text("""#!/bin/bash
+case "$1 $2" in
+  "-c import torch"*) echo "torch 2.11.0+cu130";;
+  "-m pytest") if [[ "$*" == *nbval* ]]; then sleep "${NBVAL_SLEEP:-0}"; else exit "${UNIT_RC:-0}"; fi;;
+  "-m course_utils.run") mkdir -p results build/run; echo '{}' > "results/$6.json"; echo '{}' > build/run/summary.json;;
+  *) exit 3;;
+esac
+""")
+    for f in fake.iterdir():
+        f.chmod(0o755)
+    return tmp_path / "tree", {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "OUT": str(tmp_path / "out")}
+
+
+@pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash, timeout")
+def test_gpu_run_reports_failures_timeouts_and_writes_results_as_it_goes(tmp_path):
+    text = (REPO / "tools" / "gpu_run.sh").read_text()
+    assert "set -euo pipefail" in text
+    budget = {k: int(v) for k, v in re.findall(r"(TOTAL_S|UNIT_S|LESSONS_S|NBVAL_S) = (\d+)", text)}
+    assert budget["UNIT_S"] + budget["LESSONS_S"] + budget["NBVAL_S"] <= budget["TOTAL_S"] <= 540, "fits 9 minutes"
+    tree, env = _gpu_run_sandbox(tmp_path)
+    ok = subprocess.run(["bash", "tools/gpu_run.sh", "box"], cwd=tree, env=env, capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert re.search(r"gpu_run: unit=ok/\d+s lessons=ok/\d+s nbval=ok/\d+s total=\d+s -> PASS", ok.stdout)
+    assert {"box.json", "unit.log", "lessons.log", "nbval.log", "steps.tsv", "summary.txt"} <= {p.name for p in (tmp_path / "out").iterdir()}
+    env.update(UNIT_RC="1", NBVAL_SLEEP="30", NBVAL_S="11")
+    bad = subprocess.run(["bash", "tools/gpu_run.sh", "box"], cwd=tree, env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1
+    assert re.search(r"unit=FAILED\(rc=1\)/\d+s lessons=ok/\d+s nbval=TIMEOUT\(11s\)/\d+s .*-> FAIL", bad.stdout)
+    env.update(UNIT_RC="0", TOTAL_S="5")
+    short = subprocess.run(["bash", "tools/gpu_run.sh", "box"], cwd=tree, env=env, capture_output=True, text=True, timeout=60)
+    assert short.returncode == 1 and "unit=skipped(no-time)" in short.stdout
