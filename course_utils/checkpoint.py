@@ -26,6 +26,7 @@ model, optimizer, LR scheduler, GradScaler, step and every random generator.
 from __future__ import annotations
 
 import hashlib
+import numbers
 import pickle
 import random
 import re
@@ -238,9 +239,9 @@ def _reason(exc: BaseException, with_type: bool = False) -> str:
 
 def checkpoint_path(folder: str | Path, step: int) -> Path:
     """``folder/ckpt_<step, 8 digits>.pt``: names sort in step order. Used by: notebook 07."""
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise ValueError(f"a checkpoint step is an int >= 0, got {step!r}")
-    return Path(folder) / f"{PREFIX}{step:08d}{SUFFIX}"
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
+        raise ValueError(f"a checkpoint step is an integer >= 0, got {step!r}")  # else load_latest never finds it
+    return Path(folder) / f"{PREFIX}{int(step):08d}{SUFFIX}"
 
 
 def step_of(path: Path) -> int:
