@@ -169,3 +169,21 @@ def test_03_text_does_not_call_schedulers_callable():
     md = _markdown(_nb("03"))
     assert "an optimizer's scheduler or a loss" not in md
     assert "learning-rate scheduler define no `__call__`" in md
+
+
+@pytest.mark.parametrize("driver, cuda, status", [("570.86.15", "13.0", "FAIL"), ("580.95.05", "13.0", "PASS"),
+                                                  ("535.104.05", "12.8", "PASS"), ("N/A", "13.0", None)])
+def test_00_driver_flag_uses_the_runtime_minimums(driver, cuda, status):
+    """CUDA 13.x needs an R580+ driver, CUDA 12.x R525+: the lesson's flag, run on made-up machines."""
+    import platform
+    import sys
+
+    nb = _nb("00")
+    fake_torch = SimpleNamespace(__version__="2.11.0", version=SimpleNamespace(cuda=cuda),
+                                 cuda=SimpleNamespace(is_available=lambda: False))
+    ns = {"torch": fake_torch, "sys": sys, "platform": platform,
+          "report": {"mps_available": False, "nvidia_driver": driver}}
+    _run(_cell(nb, "def run_test("), ns)
+    _run(_cell(nb, 'check("Python >= 3.10"'), ns)
+    driver_checks = [c for c in ns["checks"] if c[0].startswith("driver >=")]
+    assert [c[2] for c in driver_checks] == ([status] if status else [])
