@@ -437,3 +437,62 @@ def test_docs_promise_no_gpu_figures_while_there_are_none(doc):
     sentences = re.split(r"(?<=[.!?])\s+|\n\s*\n|\n- ", text)
     for sentence in (s for s in sentences if "h200.json" in s):
         assert re.search(r"\b(when|once|until|if|where)\b", sentence, re.I), f"{doc}: unconditional: {sentence!r}"
+
+
+def _table_number(text: str):
+    """'1 000 000' -> 1000000, '2³² − 1' -> 2**32 - 1, '0.01' -> 0.01, '`EPOCHS`' -> 'EPOCHS'."""
+    text = text.strip().strip("`")
+    m = re.fullmatch(r"2([²³¹⁰-⁹]+) − 1", text)
+    if m:
+        return 2 ** int(m.group(1).translate(str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789"))) - 1
+    text = text.replace(" ", "")
+    return text if text.isidentifier() else float(text)
+
+
+def _arithmetic(text: str) -> float:
+    """The value of a numeric literal expression such as ``2**32 - 1`` or ``1_000_000`` (nothing else)."""
+    import ast
+    import operator
+
+    ops = {ast.Pow: operator.pow, ast.Sub: operator.sub, ast.Add: operator.add, ast.Mult: operator.mul}
+
+    def value(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in ops:
+            return ops[type(node.op)](value(node.left), value(node.right))
+        raise ValueError(f"not a numeric literal: {text!r}")
+
+    return value(ast.parse(text, mode="eval").body)
+
+
+def test_bad_inputs_table_matches_every_lesson_parameter_check():
+    """docs/bad-inputs.md lists each `check_*` range of every lesson's validation, as the lesson has it."""
+    import ast
+
+    import nbformat
+
+    rows = {}
+    for line in (REPO / "docs" / "bad-inputs.md").read_text().splitlines():
+        m = re.match(r"\| (\d\d) \| `(\w+)` \| ([^|]*)\|", line)
+        if m:
+            rows[(m.group(1), m.group(2))] = m.group(3)
+    checked, wrong = 0, []
+    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        lesson = path.name[:2]
+        source = "\n".join(c.source for c in nbformat.read(path, 4).cells if c.cell_type == "code")
+        for kind, name, args in re.findall(r'check_(int|float|sizes|choice)\("(\w+)", \w+, ([^()]+)\)', source):
+            checked += 1
+            row = rows.get((lesson, name))
+            if row is None:
+                wrong.append(f"no row for lesson {lesson} parameter {name}: check_{kind}({args})")
+            elif kind == "choice":
+                wrong += [f"{lesson} {name}: choice {c!r} missing" for c in ast.literal_eval(args) if f'`"{c}"`' not in row]
+            else:
+                lo, hi = args.split(", ")[:2]
+                want = [v if v.isidentifier() else _arithmetic(v) for v in (lo, hi)]
+                got = [_table_number(t) for t in re.search(r"\[([^]]+)\]", row).group(1).split(",")]
+                if got != want:
+                    wrong.append(f"lesson {lesson} {name}: the table says {got}, the notebook checks {want}")
+    assert not wrong, "docs/bad-inputs.md is out of date:\n" + "\n".join(wrong)
+    assert checked >= 60, f"only {checked} checks found: did the lessons' validation change form?"
