@@ -14,8 +14,9 @@
 #            make test TORCH_SPEC=torch==2.13.0 TORCH_INDEX=
 # Changing TORCH_SPEC or TORCH_INDEX reinstalls torch ($(VENV)/.torch-choice records the last choice).
 #
-# NVIDIA drivers: since torch 2.11 the default Linux wheel on PyPI is a CUDA 13.0 build, and CUDA 13.x
-# needs driver >= 580 (CUDA 12.x: >= 525), https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
+# NVIDIA drivers: since torch 2.11 the default Linux wheel on PyPI is a CUDA 13 build (13.0 for 2.11:
+# https://github.com/googlecolab/colabtools/issues/5925), and CUDA 13.x needs driver >= 580 (CUDA 12.x:
+# >= 525), https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
 # `make setup` warns when nvidia-smi reports an older driver and pip would install PyPI's build; the
 # override is TORCH_INDEX=https://download.pytorch.org/whl/cu126 (published for 2.11 and later).
 #
@@ -87,7 +88,9 @@ endif
 FORCE:
 
 help:
-	@echo "make lab        set up .venv and open JupyterLab on notebooks/ (token-protected)"
+	@echo "make lab        set up .venv and open JupyterLab on notebooks/ (token-protected) [PORT=8888] [LAB_ARGS=--no-browser]"
+	@echo "                your own token: JUPYTER_TOKEN=<secret> make lab (it never appears on a command line)"
+	@echo "make setup      set up .venv only (warns if the NVIDIA driver is too old for the torch build)"
 	@echo "make test       set up .venv and run all tests: course_utils, papermill runs, nbval"
 	@echo "make run        run every notebook headless into build/run/ [DEVICE=auto|cpu|cuda|mps] [SMOKE=1] [RESULTS=name]"
 	@echo "                [NOTEBOOKS='02 03'] [PARAMS='EPOCHS=2000 LR=0.05'] (an unknown parameter name is an error)"
