@@ -94,6 +94,7 @@ def test_container_runs_jupyter_by_default_and_any_other_command_on_request():
     ins = _dockerfile()
     assert json.loads(ins[_index(ins, "ENTRYPOINT")][1]) == ["/home/student/course/tools/docker-entrypoint.sh"]
     assert json.loads(ins[_index(ins, "CMD")][1]) == ["lab"]
+    assert os.access(REPO / "tools" / "docker-entrypoint.sh", os.X_OK), "COPY keeps the mode: it must be executable"
     out = subprocess.run(["sh", str(REPO / "tools" / "docker-entrypoint.sh"), "echo", "a shell instead"],
                          capture_output=True, text=True, check=True, timeout=30).stdout
     assert out == "a shell instead\n"
