@@ -50,6 +50,10 @@ def setup(device_choice: str, timeout_s: float) -> torch.device:
     """Join the process group: NCCL and this process's own GPU, or gloo on the CPU."""
     use_cuda = device_choice == "cuda" or (device_choice == "auto" and torch.cuda.is_available())
     if use_cuda:
+        visible, local_rank = torch.cuda.device_count(), int(os.environ["LOCAL_RANK"])
+        if local_rank >= visible:  # say so, instead of "invalid device ordinal" from every extra rank
+            raise RuntimeError(f"LOCAL_RANK {local_rank} needs GPU {local_rank}, but this node shows {visible} "
+                               f"GPU(s): start at most {visible} process(es) per node with NCCL")
         device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))  # one GPU per process
         torch.cuda.set_device(device)
         dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=timeout_s), device_id=device)
@@ -77,7 +81,11 @@ def make_model(features: int, width: int, classes: int, layers: int = 1) -> nn.S
 
 
 def spread_across_ranks(model: nn.Module) -> float:
-    """Largest difference of any parameter between any two ranks (0.0 when all ranks agree)."""
+    """Largest difference of any parameter between any two ranks (0.0 when all ranks agree).
+
+    A debugging check, not part of DDP training: it costs two extra all-reduces (MAX and MIN) of all
+    the weights per call, as much traffic as the gradient average itself. This lesson calls it after
+    every step to prove the ranks stay identical; a real training loop leaves it out."""
     flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     high, low = flat.clone(), flat.clone()
     dist.all_reduce(high, op=dist.ReduceOp.MAX)
@@ -86,11 +94,31 @@ def spread_across_ranks(model: nn.Module) -> float:
 
 
 def save_checkpoint(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, epoch: int) -> None:
-    """Rank 0 writes, atomically; every rank waits at the barrier until the file is complete."""
+    """Rank 0 writes, atomically; every rank waits at the barrier until the file is complete.
+
+    No RNG state is saved, and none is needed here: nothing random happens after the model is built
+    (no dropout, no augmentation), the model's random init is overwritten by the loaded weights, and
+    the data order comes from ``DistributedSampler(seed=0)`` + ``set_epoch``, not from an RNG state.
+    A model with dropout or random augmentation must also save, per rank (each rank has its own
+    stream), ``torch.get_rng_state()`` and ``torch.cuda.get_rng_state()`` to resume exactly."""
     if dist.get_rank() == 0:
         # temporary file + fsync + os.replace: a reader sees the old file or the new one, never half
         atomic_save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}, path)
     dist.barrier()
+
+
+def accumulate(ddp: DDP, x: torch.Tensor, y: torch.Tensor, micro: int) -> torch.Tensor:
+    """Forward and backward ``x`` in ``micro`` equal micro-batches, summing their gradients; only the
+    last backward all-reduces (the others run inside ``no_sync()``, forward included, as DDP requires).
+    Each loss is divided by ``micro`` so the sum is the gradient of the whole batch's mean loss.
+    Returns that mean loss (detached)."""
+    total = torch.zeros((), device=x.device)
+    for i, (xs, ys) in enumerate(zip(x.chunk(micro), y.chunk(micro))):
+        with ddp.no_sync() if i < micro - 1 else nullcontext():
+            loss = F.cross_entropy(ddp(xs), ys) / micro
+            loss.backward()
+        total += loss.detach()
+    return total
 
 
 def train(args: argparse.Namespace, device: torch.device) -> dict:
@@ -122,11 +150,10 @@ def train(args: argparse.Namespace, device: torch.device) -> dict:
         for x, y in loader:
             x, y = x.to(device), y.to(device)
             optimizer.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(ddp(x), y)
             step += 1
             if step == args.crash_at and rank == args.crash_rank:
                 raise RuntimeError(f"simulated failure on rank {rank} at step {step}")
-            loss.backward()  # DDP averages the gradients over all ranks here, bucket by bucket
+            loss = accumulate(ddp, x, y, args.accum)  # DDP averages the gradients over all ranks here
             optimizer.step()
             worst_spread = max(worst_spread, spread_across_ranks(model))
             totals += torch.stack([loss.detach() * len(y), torch.tensor(float(len(y)), device=device)])
@@ -153,6 +180,19 @@ def tiny(rank: int, world: int) -> None:
         for drop_last in (False, True):
             sampler = DistributedSampler(range(n), num_replicas=world, rank=rank, shuffle=False, drop_last=drop_last)
             log(f"tiny dataset of {n}, drop_last={drop_last}: my indices {list(sampler)}", every_rank=True)
+
+
+def buckets(ddp: DDP) -> dict:
+    """DDP's gradient buckets as it reports them (``_get_ddp_logging_data``, a private debugging
+    helper): sizes in bytes at construction and after the rebuild that follows the first step (then
+    in the order the gradients became ready, last layer first), and the cap."""
+    data = ddp._get_ddp_logging_data()
+
+    def sizes(key: str) -> list[int]:  # the sizes come as text, e.g. "4239400, 1052672"
+        return [int(v) for v in str(data.get(key, "")).replace(",", " ").split()]
+
+    return {"initial": sizes("bucket_sizes"), "rebuilt": sizes("rebuilt_bucket_sizes"),
+            "cap": int(data.get("bucket_cap_bytes", 0)), "first_cap": dist._DEFAULT_FIRST_BUCKET_BYTES}
 
 
 def sync_all(device: torch.device) -> None:
@@ -190,9 +230,10 @@ def bench(args: argparse.Namespace, device: torch.device) -> list[dict]:
     results = []
     for threads in [int(t) for t in args.bench_threads.split(",")] if args.bench_threads else [torch.get_num_threads()]:
         torch.set_num_threads(threads)
-        for _ in range(2):  # warm-up
+        for _ in range(2):  # warm-up (the first step also rebuilds DDP's buckets)
             step(True)
             step(False)
+        layout = buckets(ddp)
         # Every rank must run the same number of steps (or the all-reduces would not pair up):
         # rank 0's choice, from a short trial, is shared with an all-reduce (MAX).
         steps = torch.tensor([args.bench_seconds / seconds_per_step(True, 2)], device=device).clamp(2, 500).ceil()
@@ -205,7 +246,7 @@ def bench(args: argparse.Namespace, device: torch.device) -> list[dict]:
         results.append({"world_size": world, "threads": threads, "device": device.type, "step_s": t,
                         "compute_s": t_compute, "samples_per_s": world * args.bench_batch / t,
                         "comm_share": max(0.0, (t - t_compute) / t), "steps": int(steps.item()),
-                        "grad_mb": sum(p.numel() for p in model.parameters()) * 4 / 2**20})
+                        "grad_mb": sum(p.numel() for p in model.parameters()) * 4 / 2**20, "buckets": layout})
         log(f"bench: {world} x {args.bench_batch} samples per step, {threads} thread(s) per process: "
             f"{t * 1e3:.1f} ms/step ({t_compute * 1e3:.1f} ms without all-reduce), "
             f"{results[-1]['samples_per_s']:.0f} samples/s")
@@ -225,6 +266,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--width", type=int, default=32, help="hidden units of the trained MLP")
     ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--accum", type=int, default=1, help="micro-batches per step (gradient accumulation, no_sync)")
     ap.add_argument("--checkpoint", default="", help="checkpoint file, written by rank 0 after every epoch")
     ap.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
     ap.add_argument("--crash-at", type=int, default=0, help="raise at this global step (fault demo)")
@@ -241,6 +283,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 @record  # on failure, torchrun's report shows this process's exception and traceback
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
+    if args.accum < 1 or args.batch % args.accum:
+        raise SystemExit(f"--accum {args.accum} must be >= 1 and divide --batch {args.batch}")
     device = setup(args.device, args.timeout)
     rank, world = dist.get_rank(), dist.get_world_size()
     tasks = args.tasks.split(",")
@@ -259,3 +303,10 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+    # Leave without interpreter finalisation: with torch 2.13 + gloo, a worker that exits normally
+    # after destroy_process_group() sometimes aborts during it ("terminate called without an active
+    # exception", SIGABRT; seen here in about 1 run of 10 on a busy 2-core machine), which would fail a
+    # job whose work is complete. Everything is written and flushed by now.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -135,6 +135,21 @@ def test_resume_from_checkpoint_finishes_the_same_run(crashed_run):
     assert max_diff(weights, single_process_reference()) < TOL
 
 
+def test_gradient_accumulation_with_no_sync_equals_one_big_batch(tmp_path):
+    """Each rank splits its batch into 2 micro-batches, the first backward inside no_sync(): the
+    same weights as one process with the whole global batch."""
+    result = run(tmp_path, "accum", "--tasks", "train", "--accum", 2)
+    weights = torch.load(tmp_path / "accum" / "weights.pt", weights_only=True)
+    assert max_diff(weights, single_process_reference()) < TOL
+    assert_no_process_left(result)
+
+
+def test_an_nccl_rank_without_a_gpu_gets_a_clear_error(monkeypatch):
+    monkeypatch.setenv("LOCAL_RANK", str(torch.cuda.device_count()))
+    with pytest.raises(RuntimeError, match="needs GPU .* start at most"):
+        ddp_train.setup("cuda", 5)
+
+
 def test_two_nodes_on_localhost_form_one_job(tmp_path):
     port = L.free_port()
     cmds = [L.torchrun_command("course_utils.ddp_train", ["--device", "cpu", "--tasks", "env"], nproc_per_node=1,
