@@ -133,7 +133,7 @@ def tf32_enabled(enabled: bool) -> Iterator[None]:
     convolutions, then restore the previous settings.
 
     Uses ``torch.backends.cuda.matmul.fp32_precision`` and ``torch.backends.cudnn.conv.fp32_precision``
-    (``"tf32"`` / ``"ieee"``) where this torch has them (2.9 and later), else the legacy
+    (``"tf32"`` / ``"ieee"``) where this torch has them (the documented API since 2.9), else the legacy
     ``allow_tf32`` flags; it never mixes the two, because reading a legacy flag after the new API set a
     precision raises. Only NVIDIA GPUs from Ampere on have TF32; elsewhere the flag changes nothing.
     Used by: notebook 04.
