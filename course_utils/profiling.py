@@ -59,6 +59,24 @@ def remove_compile_cache(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+@contextmanager
+def fresh_inductor_caches(root: Path) -> Iterator[None]:
+    """A block in which Inductor starts with empty caches, in memory and on disk, as a new process would.
+
+    :func:`use_fresh_compile_cache` keeps one run independent of earlier runs; inside a run, a graph
+    compiled a second time (same code, same shapes) still comes from the cache in a fraction of a
+    second. To time a real recompile, wrap it in this block: it uses Inductor's own
+    ``torch._inductor.utils.fresh_cache`` (``fresh_inductor_cache`` before PyTorch 2.8) with a
+    temporary folder under ``root``, deleted afterwards.
+    """
+    from torch._inductor import utils as inductor_utils
+
+    fresh = getattr(inductor_utils, "fresh_cache", None) or getattr(inductor_utils, "fresh_inductor_cache")
+    root.mkdir(parents=True, exist_ok=True)
+    with fresh(dir=str(root)):
+        yield
+
+
 @dataclass
 class Captured:
     """What :func:`quiet_native_stderr` or :func:`quiet_compile` kept out of the notebook."""

@@ -82,3 +82,12 @@ def test_busy_fraction_on_a_real_profile():
             (x @ x).sum().item()
     spans = [(e.time_range.start, e.time_range.end) for e in prof.events() if e.device_type == DeviceType.CPU]
     assert spans and 0.0 < profiling.busy_fraction(spans) <= 1.0
+
+
+def test_fresh_inductor_caches_use_a_temporary_folder_under_root(tmp_path, monkeypatch):
+    monkeypatch.setenv(profiling.INDUCTOR_CACHE_ENV, str(tmp_path / "outer"))
+    with profiling.fresh_inductor_caches(tmp_path / "root"):
+        inner = os.environ[profiling.INDUCTOR_CACHE_ENV]
+        assert os.path.dirname(inner) == str(tmp_path / "root") and os.path.isdir(inner)
+    assert os.environ[profiling.INDUCTOR_CACHE_ENV] == str(tmp_path / "outer")
+    assert not os.path.exists(inner)
