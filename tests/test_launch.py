@@ -310,10 +310,11 @@ def assert_gone_within(marker: str, seconds: float) -> None:
 def test_a_sigkilled_kernel_takes_its_job_along(tmp_path):
     """The kernel (here: a Python process running launch()) is killed with SIGKILL mid-job: no
     cleanup code of its own runs, yet no process of the job exists 10 s later."""
-    cmd, env, marker = sleeping_job(tmp_path)
-    kernel_code = (f"from course_utils.launch import launch\n"
-                   f"launch({cmd!r}, timeout=600, env={env!r}, echo=False)")
-    kernel = subprocess.Popen([sys.executable, "-c", kernel_code], cwd=L.REPO, stdout=subprocess.DEVNULL)
+    cmd, _, marker = sleeping_job(tmp_path)
+    kernel_code = ("import sys\nfrom course_utils.launch import child_environment, launch\n"  # no environment in argv
+                   f"launch({cmd!r}, timeout=600, env=child_environment(2, {{'COURSE_TEST_MARKER': sys.argv[1]}}), "
+                   "echo=False)")
+    kernel = subprocess.Popen([sys.executable, "-c", kernel_code, marker], cwd=L.REPO, stdout=subprocess.DEVNULL)
     try:
         wait_for_workers(tmp_path)
         assert len(marked(marker)) >= 3  # torchrun and 2 workers (and the guard)
