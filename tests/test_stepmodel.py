@@ -41,3 +41,16 @@ def test_threads_in_note():
     assert threads_in_note("CPU, 20000 epochs, loss item() every epoch, 1 thread(s)") == 1
     assert threads_in_note("CPU, 16 threads") == 16
     assert threads_in_note("no count here") is None
+
+
+def test_lesson02_outside_figures_carry_their_source():
+    """Lesson 02 quotes learner timings only with the page they come from; the uncited ones stay out."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "02_iris_cpu_vs_gpu.ipynb").read_text())
+    text = "\n".join("".join(c["source"]) for c in nb["cells"])
+    for uncited in ("4.62", "16.85", "13.08"):
+        assert uncited not in text, f"{uncited} s was quoted without a source"
+    assert "19.09" in text and "21.23" in text and "http://www.dtcms.com/a/400739.html" in text
+    assert "turn even iris into a GPU win" not in text, "a CUDA-graph win on iris was never measured"
