@@ -2,6 +2,7 @@
 instead of deep inside a training loop (or, worse, silently running something else)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 
@@ -46,3 +47,70 @@ def check_sizes(name: str, values: Any, lo: int, hi: int) -> list[int]:
     if not isinstance(values, (list, tuple)) or not values:
         raise ParameterError(f"{name} must be a non-empty list of integers, got {values!r}")
     return sorted(check_int(f"{name}[{i}]", v, lo, hi) for i, v in enumerate(values))
+
+
+# --- One-line validation of a whole parameters cell -------------------------------------------
+# A lesson writes its checks as a declarative spec, so the setup cell stays one line:
+#     check_params(globals(), EPOCHS=Int(1, 100_000), LR=Float(1e-5, 1.0), SIZES=Sizes(1, 4096),
+#                  DEVICE=DEVICE_CHOICE, SMOKE=Bool())
+# The errors are the same clear ParameterErrors as the check_* functions above (they do the work).
+
+
+@dataclass(frozen=True)
+class Int:
+    lo: int
+    hi: int
+
+    def __call__(self, name: str, value: Any) -> int:
+        return check_int(name, value, self.lo, self.hi)
+
+
+@dataclass(frozen=True)
+class Float:
+    lo: float
+    hi: float
+
+    def __call__(self, name: str, value: Any) -> float:
+        return check_float(name, value, self.lo, self.hi)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    lo: int
+    hi: int
+
+    def __call__(self, name: str, value: Any) -> list[int]:
+        return check_sizes(name, value, self.lo, self.hi)
+
+
+@dataclass(frozen=True)
+class Choice:
+    choices: tuple[Any, ...]
+
+    def __init__(self, *choices: Any) -> None:
+        object.__setattr__(self, "choices", tuple(choices))
+
+    def __call__(self, name: str, value: Any) -> Any:
+        return check_choice(name, value, self.choices)
+
+
+@dataclass(frozen=True)
+class Bool:
+    def __call__(self, name: str, value: Any) -> bool:
+        return check_bool(name, value)
+
+
+DEVICE_CHOICE = Choice("auto", "cpu", "cuda", "mps")
+Spec = Int | Float | Sizes | Choice | Bool
+
+
+def check_params(namespace: dict[str, Any], **spec: Spec) -> None:
+    """Check every named parameter in ``namespace`` (a notebook's ``globals()``) against ``spec``.
+
+    Normalised values are written back (e.g. ``Sizes`` sorts its list, ``Float`` turns ``1`` into
+    ``1.0``). A name missing from the namespace is a bug in the lesson, not in the student's input.
+    """
+    for name, rule in spec.items():
+        if name not in namespace:
+            raise NameError(f"check_params: the parameters cell defines no {name!r}")
+        namespace[name] = rule(name, namespace[name])

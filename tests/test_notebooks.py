@@ -1,4 +1,10 @@
-"""Every lesson, executed headless by papermill at SMOKE size, must run and record sane results.
+"""Every lesson, executed headless at SMOKE size in strict-check mode, as a student would meet it.
+
+One kernel per lesson runs the lesson's cells in order with ``COURSE_STRICT_CHECKS=1``. Each
+exercise cell first runs as the lesson ships it (answers still ``...``) and must fail with
+``ExerciseNotPassed`` (the checks bite); then its marked solution runs in the same kernel and must
+pass. The cells run are exactly those of ``solutions/<lesson>.ipynb`` (``test_exercises`` checks
+that file is generated from the lesson), plus the failing templates.
 
 What each lesson must record lives in ``tests/expected/<notebook>.json``:
     {"required": {"iris.test_accuracy": [0.9, 1.0], "iris.cpu_seconds": [0, null]}}
@@ -11,20 +17,52 @@ import math
 
 import pytest
 
-from conftest import REPO, lesson_notebooks
+from conftest import NOTEBOOK_DIR, REPO, lesson_notebooks
 
 TIME_UNITS = {"s", "ms", "us", "ns"}
 
 
+def _run_lesson_then_solutions(stem: str, ledger, monkeypatch, **parameters):
+    """Execute the lesson cell by cell; return (notebook, ledger dict, keys of exercises that bit)."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+    from papermill.parameterize import parameterize_notebook
+
+    monkeypatch.setenv("COURSE_LEDGER", str(ledger))
+    monkeypatch.setenv("COURSE_STRICT_CHECKS", "1")
+    nb = parameterize_notebook(nbformat.read(NOTEBOOK_DIR / f"{stem}.ipynb", as_version=4), parameters)
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+    bit = []
+    with client.setup_kernel():
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            solution = cell.metadata.get("course", {}).get("solution")
+            if solution is None:
+                client.execute_cell(cell, index)
+                continue
+            with pytest.raises(CellExecutionError) as failed:
+                client.execute_cell(cell, index)
+            assert "ExerciseNotPassed" in str(failed.value), f"cell {index}: the unsolved exercise must fail its check"
+            bit.append(index)
+            cell.source = solution
+            client.execute_cell(cell, index)
+    results = json.loads(ledger.read_text()) if ledger.exists() else {}
+    return nb, results, bit
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("path", lesson_notebooks(), ids=lambda p: p.stem)
-def test_lesson_runs_headless_and_records_results(path, run_notebook):
+def test_lesson_runs_headless_checks_bite_and_solutions_pass(path, tmp_path, monkeypatch):
     expected_file = REPO / "tests" / "expected" / f"{path.stem}.json"
     assert expected_file.exists(), f"{expected_file} must list the results {path.stem} records"
     required = json.loads(expected_file.read_text())["required"]
     assert required, "a lesson must record at least one result"
 
-    nb, results = run_notebook(path.stem, SMOKE=True, DEVICE="auto")
+    nb, results, bit = _run_lesson_then_solutions(path.stem, tmp_path / "ledger.json", monkeypatch, SMOKE=True, DEVICE="auto")
 
+    assert len(bit) >= 3, f"{path.stem}: only {len(bit)} checked exercises bit in strict mode"
     missing = sorted(set(required) - set(results))
     assert not missing, f"{path.stem} did not record {missing}"
     for key, (low, high) in required.items():
@@ -34,5 +72,3 @@ def test_lesson_runs_headless_and_records_results(path, run_notebook):
         assert math.isfinite(r["value"]), key
         if r["unit"] in TIME_UNITS:
             assert r["value"] > 0, f"{key}: a measured time must be positive, got {r['value']}"
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
-    assert not errors

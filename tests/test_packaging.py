@@ -482,7 +482,11 @@ def test_bad_inputs_table_matches_every_lesson_parameter_check():
     for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         lesson = path.name[:2]
         source = "\n".join(c.source for c in nbformat.read(path, 4).cells if c.cell_type == "code")
-        for kind, name, args in re.findall(r'check_(int|float|sizes|choice)\("(\w+)", \w+, ([^()]+)\)', source):
+        found = re.findall(r'check_(int|float|sizes|choice)\("(\w+)", \w+, ([^()]+)\)', source)
+        # the one-line form: check_params(globals(), EPOCHS=Int(1, 10), MODE=Choice("a", "b"), ...)
+        found += [(kind.lower(), name, f"({args},)" if kind == "Choice" else args)
+                  for name, kind, args in re.findall(r'\b([A-Z_][A-Z0-9_]*)=(Int|Float|Sizes|Choice)\(([^()]*)\)', source)]
+        for kind, name, args in found:
             checked += 1
             row = rows.get((lesson, name))
             if row is None:

@@ -1,0 +1,142 @@
+"""Exercises that check themselves: ``check(key, answer)`` judges a student's answer under the cell.
+
+Why a registry and not asserts in the notebook: an assert stops Run All at the first unsolved
+exercise and says nothing useful; a check prints *correct*, *wrong + a hint that teaches*, or
+*not attempted*, and never raises in JupyterLab. With ``COURSE_STRICT_CHECKS=1`` (the tests, CI)
+anything but *correct* raises :class:`ExerciseNotPassed`, so an unsolved lesson fails and a
+solutions notebook must pass.
+
+An exercise is registered with :func:`exercise` in ``course_utils/exercises/lessonNN.py``::
+
+    @exercise("05.bytes_per_parameter", kind="code",
+              right=lambda: lambda opt, prec: ...,   # a correct answer, for the tests
+              wrong=lambda: lambda opt, prec: 4.0)   # a typical mistake, for the tests
+    def _(answer, **context) -> str | None:
+        ...   # return None when right, else the hint
+
+``context`` carries this run's own measurements (``check("02.speedup", x, measured=s)``), so an
+answer that depends on the machine is judged against the machine, not a constant. ``example``
+gives the tests a context to judge ``right``/``wrong`` with.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import textwrap
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable
+
+STRICT_ENV = "COURSE_STRICT_CHECKS"
+
+Judge = Callable[..., "str | None"]
+
+
+class ExerciseNotPassed(AssertionError):
+    """Raised by :func:`check` in strict mode when an answer is wrong or missing."""
+
+
+class Verdict(str, Enum):
+    CORRECT = "correct"
+    WRONG = "wrong"
+    NOT_ATTEMPTED = "not attempted"
+
+
+@dataclass(frozen=True)
+class Exercise:
+    key: str
+    judge: Judge
+    right: Callable[[], Any]
+    wrong: Callable[[], Any]
+    kind: str = "answer"  # "answer" (a value) or "code" (a function or class the student writes)
+    example: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    key: str
+    verdict: Verdict
+    message: str
+
+    def __str__(self) -> str:
+        mark = {Verdict.CORRECT: "✅", Verdict.WRONG: "❌", Verdict.NOT_ATTEMPTED: "⬜"}[self.verdict]
+        return f"{mark} {self.key}: {self.verdict.value}" + (f" — {self.message}" if self.message else "")
+
+
+REGISTRY: dict[str, Exercise] = {}
+KINDS = ("answer", "code")
+
+
+def exercise(key: str, *, right: Callable[[], Any], wrong: Callable[[], Any], kind: str = "answer",
+             example: dict[str, Any] | None = None) -> Callable[[Judge], Judge]:
+    """Register the decorated judge under ``key`` (``"NN.name"``). A key is registered once."""
+    if key in REGISTRY:
+        raise ValueError(f"exercise {key!r} is registered twice")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+
+    def register(judge: Judge) -> Judge:
+        REGISTRY[key] = Exercise(key, judge, right, wrong, kind, dict(example or {}))
+        return judge
+
+    return register
+
+
+def is_unattempted(answer: Any) -> bool:
+    """``...`` itself, or a function/class whose body is still only ``...`` (the template's stub)."""
+    if answer is Ellipsis:
+        return True
+    if inspect.isfunction(answer) or inspect.isclass(answer):
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(answer)))
+        except (OSError, TypeError, SyntaxError):
+            return False
+        body = [n for n in tree.body[0].body if not _is_docstring(n)]
+        return all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and n.value.value is Ellipsis
+                   for n in body)
+    return False
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def evaluate(key: str, answer: Any, **context: Any) -> Outcome:
+    """Judge ``answer``; never raises for a student's mistake (their code raising is a *wrong*)."""
+    if key not in REGISTRY:
+        raise KeyError(f"no exercise {key!r}; known: {sorted(REGISTRY)}")
+    if is_unattempted(answer):
+        return Outcome(key, Verdict.NOT_ATTEMPTED, "replace the `...` with your answer and run the cell again")
+    try:
+        hint = REGISTRY[key].judge(answer, **context)
+    except Exception as err:  # the student's function raised: that is feedback, not a crash
+        return Outcome(key, Verdict.WRONG, f"your answer raised {type(err).__name__}: {err}")
+    if hint is None:
+        return Outcome(key, Verdict.CORRECT, "")
+    return Outcome(key, Verdict.WRONG, hint)
+
+
+def strict() -> bool:
+    return os.environ.get(STRICT_ENV, "").strip().lower() in {"1", "true", "yes"}
+
+
+def check(key: str, answer: Any, **context: Any) -> Outcome | None:
+    """Print the verdict under the cell; in strict mode raise unless it is correct.
+
+    Returns nothing to the notebook (no stray ``Out[]``); tests use :func:`evaluate`.
+    """
+    outcome = evaluate(key, answer, **context)
+    print(outcome)
+    if strict() and outcome.verdict is not Verdict.CORRECT:
+        raise ExerciseNotPassed(f"{STRICT_ENV}=1 and {outcome}")
+    return None
+
+
+def close(value: Any, target: float, rel: float, abs_: float = 0.0) -> bool:
+    """``value`` is a number within ``rel`` (fraction) or ``abs_`` of ``target``: for judges."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return False
+    return abs(v - target) <= max(rel * abs(target), abs_)

@@ -1,0 +1,123 @@
+"""The exercise checker and every registered exercise: right passes, a typical mistake gets its
+hint, ``...`` is "not attempted"; every ``check("key")`` in a lesson is registered and used."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from conftest import REPO, lesson_notebooks
+from course_utils.exercises import (REGISTRY, ExerciseNotPassed, Verdict, check, evaluate, exercise,
+                                    is_unattempted)
+from course_utils.exercises import core
+
+KEYS = sorted(REGISTRY)
+CHECK_CALL = re.compile(r"""\bcheck\(\s*["'](\d\d\.[a-z0-9_]+)["']""")
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_right_answer_passes(key):
+    ex = REGISTRY[key]
+    outcome = evaluate(key, ex.right(), **ex.example)
+    assert outcome.verdict is Verdict.CORRECT, outcome
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_typical_mistake_fails_with_a_hint(key):
+    ex = REGISTRY[key]
+    outcome = evaluate(key, ex.wrong(), **ex.example)
+    assert outcome.verdict is Verdict.WRONG, outcome
+    assert len(outcome.message) >= 20, f"{key}: the hint must teach something, got {outcome.message!r}"
+    assert not outcome.message.startswith("your answer raised"), f"{key}: the judge crashed on the typical mistake"
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_ellipsis_is_not_attempted(key):
+    assert evaluate(key, ..., **REGISTRY[key].example).verdict is Verdict.NOT_ATTEMPTED
+
+
+def test_stub_functions_and_classes_are_not_attempted():
+    def stub(a, b):
+        """Docstring only and an ellipsis: the template a student starts from."""
+        ...
+
+    def done(a, b):
+        return a + b
+
+    class Stub:
+        ...
+
+    assert is_unattempted(stub) and is_unattempted(Stub) and not is_unattempted(done)
+    assert not is_unattempted(0) and not is_unattempted(None)
+
+
+@pytest.fixture
+def toy():
+    key = "99.toy"
+    exercise(key, right=lambda: 4, wrong=lambda: 5)(lambda a: None if a == 4 else "two and two make four, not five")
+    yield key
+    del core.REGISTRY[key]
+
+
+def test_check_prints_and_never_raises_unless_strict(toy, monkeypatch, capsys):
+    monkeypatch.delenv("COURSE_STRICT_CHECKS", raising=False)
+    check(toy, 5)
+    check(toy, ...)
+    check(toy, 4)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("❌ 99.toy: wrong — two and two") and "not attempted" in out[1] and out[2] == "✅ 99.toy: correct"
+    monkeypatch.setenv("COURSE_STRICT_CHECKS", "1")
+    check(toy, 4)
+    for answer in (5, ...):
+        with pytest.raises(ExerciseNotPassed):
+            check(toy, answer)
+
+
+def test_a_student_function_that_raises_is_wrong_not_a_crash(toy):
+    REGISTRY[toy] = REGISTRY[toy].__class__(toy, lambda f: None if f() == 4 else "no", lambda: None, lambda: None)
+    outcome = evaluate(toy, lambda: 1 / 0)
+    assert outcome.verdict is Verdict.WRONG and "ZeroDivisionError" in outcome.message
+
+
+def test_unknown_key_is_a_bug_in_the_lesson():
+    with pytest.raises(KeyError, match="no exercise"):
+        evaluate("00.no_such_exercise", 1)
+
+
+def _lesson_checks(path) -> tuple[list[str], list]:
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code" and CHECK_CALL.search(c.source)]
+    return [k for c in cells for k in CHECK_CALL.findall(c.source)], cells
+
+
+@pytest.mark.parametrize("path", lesson_notebooks(), ids=lambda p: p.stem)
+def test_every_lesson_has_three_checked_exercises_with_solutions(path):
+    keys, cells = _lesson_checks(path)
+    lesson = path.stem[:2]
+    assert len(set(keys)) >= 3, f"{path.stem}: {len(set(keys))} checked exercises, need >= 3"
+    assert all(k.startswith(lesson + ".") for k in keys), f"{path.stem}: keys must start with {lesson}."
+    unregistered = sorted(set(keys) - set(REGISTRY))
+    assert not unregistered, f"{path.stem} checks unregistered keys {unregistered}"
+    assert any(REGISTRY[k].kind == "code" for k in keys), f"{path.stem}: at least one exercise must be code to write"
+    for cell in cells:
+        solution = cell.metadata.get("course", {}).get("solution")
+        assert solution, f"{path.stem}: exercise cell without a marked solution:\n{cell.source[:200]}"
+        assert CHECK_CALL.findall(solution) == CHECK_CALL.findall(cell.source), "the solution checks the same keys"
+        assert len(cell.source.splitlines()) <= 30 and len(solution.splitlines()) <= 30
+
+
+def test_every_registered_exercise_is_used_by_its_lesson():
+    used = {k for p in lesson_notebooks() for k in _lesson_checks(p)[0]}
+    unused = sorted(set(REGISTRY) - used)
+    assert not unused, f"registered but no lesson checks them: {unused}"
+
+
+def test_solutions_are_generated_from_the_lessons():
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "make_solutions.py"), "--check"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    for path in lesson_notebooks():
+        assert (REPO / "solutions" / path.name).exists()
