@@ -84,7 +84,7 @@ ifeq ($(origin JUPYTER_TOKEN),command line)
   $(warning JUPYTER_TOKEN given as a make argument is visible to every user in `ps`; use JUPYTER_TOKEN=... make lab)
 endif
 
-.PHONY: help setup lab test run reference nbval outputs clean FORCE
+.PHONY: help setup lab test test-fast run reference nbval outputs clean FORCE
 FORCE:
 
 help:
@@ -92,6 +92,7 @@ help:
 	@echo "                your own token: JUPYTER_TOKEN=<secret> make lab (it never appears on a command line)"
 	@echo "make setup      set up .venv only (warns if the NVIDIA driver is too old for the torch build)"
 	@echo "make test       set up .venv and run all tests: course_utils, papermill runs, nbval"
+	@echo "make test-fast  unit tests only (no lesson runs, no process launches): the inner loop, under a minute"
 	@echo "make run        run every notebook headless into build/run/ [DEVICE=auto|cpu|cuda|mps] [SMOKE=1] [RESULTS=name]"
 	@echo "                [NOTEBOOKS='02 03'] [PARAMS='EPOCHS=2000 LR=0.05'] (an unknown parameter name is an error)"
 	@echo "make outputs    re-execute the notebooks in place (the stored outputs nbval compares against)"
@@ -126,6 +127,10 @@ lab: $(STAMP)
 	echo "Open JupyterLab at: http://127.0.0.1:$(PORT)/lab?token=$$JUPYTER_TOKEN"; \
 	exec $(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) --ServerApp.port_retries=0 \
 		$(if $(IS_ROOT),--allow-root) $(LAB_ARGS)
+
+# The inner loop: unit tests only (no lesson runs, no real launches), under a minute.
+test-fast: $(STAMP)
+	env -u MPLBACKEND $(PY) -m pytest tests -m "not slow" -p no:cacheprovider -q $(PYTEST_ARGS)
 
 test: $(STAMP)
 	env -u MPLBACKEND $(PY) -m pytest tests notebooks --nbval --nbval-current-env \

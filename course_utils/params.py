@@ -11,7 +11,7 @@ class ParameterError(ValueError):
 
 
 def check_int(name: str, value: Any, lo: int, hi: int) -> int:
-    """``value`` must be an integer in ``[lo, hi]``. Used by: every notebook."""
+    """``value`` must be an integer in ``[lo, hi]``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ParameterError(f"{name} must be an integer in [{lo}, {hi}], got {value!r} ({type(value).__name__})")
     if not lo <= value <= hi:
@@ -20,7 +20,7 @@ def check_int(name: str, value: Any, lo: int, hi: int) -> int:
 
 
 def check_float(name: str, value: Any, lo: float, hi: float) -> float:
-    """``value`` must be a real number in ``[lo, hi]``. Used by: every notebook with rates or sizes."""
+    """``value`` must be a real number in ``[lo, hi]``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ParameterError(f"{name} must be a number in [{lo}, {hi}], got {value!r}")
     if not lo <= value <= hi:
@@ -29,21 +29,21 @@ def check_float(name: str, value: Any, lo: float, hi: float) -> float:
 
 
 def check_bool(name: str, value: Any) -> bool:
-    """``value`` must be True or False (papermill passes real booleans). Used by: every notebook."""
+    """``value`` must be True or False (papermill passes real booleans)."""
     if not isinstance(value, bool):
         raise ParameterError(f"{name} must be True or False, got {value!r}")
     return value
 
 
 def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
-    """``value`` must be one of ``choices``. Used by: every notebook."""
+    """``value`` must be one of ``choices``."""
     if value not in choices:
         raise ParameterError(f"{name} must be one of {list(choices)}, got {value!r}")
     return value
 
 
 def check_sizes(name: str, values: Any, lo: int, hi: int) -> list[int]:
-    """A non-empty list of integers in ``[lo, hi]``, returned sorted. Used by: notebooks 01, 02, 04."""
+    """A non-empty list of integers in ``[lo, hi]``, returned sorted."""
     if not isinstance(values, (list, tuple)) or not values:
         raise ParameterError(f"{name} must be a non-empty list of integers, got {values!r}")
     return sorted(check_int(f"{name}[{i}]", v, lo, hi) for i, v in enumerate(values))

@@ -1,7 +1,6 @@
 """Shared fixtures: executing a notebook headless the way ``make run`` does."""
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -35,27 +34,3 @@ def new_children() -> list[int]:
 
 def lesson_notebooks() -> list[Path]:
     return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
-
-
-@pytest.fixture
-def run_notebook(tmp_path, monkeypatch):
-    """Execute ``notebooks/<stem>.ipynb`` with papermill; return (executed notebook, ledger dict).
-
-    Parameters are injected as papermill does for ``make run``; a failing cell raises
-    ``papermill.PapermillExecutionError``.
-    """
-    import nbformat
-    import papermill as pm
-
-    def _run(stem: str, **parameters):
-        ledger = tmp_path / f"{stem}.ledger.json"
-        monkeypatch.setenv("COURSE_LEDGER", str(ledger))
-        out = tmp_path / f"{stem}.out.ipynb"
-        pm.execute_notebook(
-            str(NOTEBOOK_DIR / f"{stem}.ipynb"), str(out), parameters=parameters,
-            cwd=str(NOTEBOOK_DIR), kernel_name="python3", progress_bar=False, execution_timeout=600,
-        )
-        results = json.loads(ledger.read_text()) if ledger.exists() else {}
-        return nbformat.read(out, as_version=4), results
-
-    return _run
