@@ -95,7 +95,7 @@ help:
 	@echo "make test-fast  unit tests only (no lesson runs, no process launches): the inner loop, under a minute"
 	@echo "make run        run every notebook headless into build/run/ [DEVICE=auto|cpu|cuda|mps] [SMOKE=1] [RESULTS=name]"
 	@echo "                [NOTEBOOKS='02 03'] [PARAMS='EPOCHS=2000 LR=0.05'] (an unknown parameter name is an error)"
-	@echo "make outputs    re-execute the notebooks in place (the stored outputs nbval compares against)"
+	@echo "make outputs    re-execute the notebooks in place (the stored outputs nbval compares against), regenerate solutions/"
 	@echo "torch: TORCH_SPEC='$(TORCH_SPEC)' TORCH_INDEX='$(TORCH_INDEX)' -> installs '$(TORCH_INSTALL)' from '$(or $(TORCH_INDEX_RESOLVED),default pip sources)'"
 	$(if $(DRIVER_WARNING),@echo "$(DRIVER_WARNING)" >&2)
 
@@ -142,6 +142,7 @@ run: $(STAMP)
 
 outputs: $(STAMP)
 	$(PY) tools/store_outputs.py
+	$(PY) tools/make_solutions.py
 
 clean:
 	rm -rf build .pytest_cache
