@@ -168,17 +168,4 @@ def float32_matmul_precision(precision: str) -> Iterator[None]:
         yield
 
 
-@contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run a block with ``torch.set_num_threads(n)``, then restore the previous thread count.
-
-    Used by: notebook 04 (1-thread vs 2-thread matmul).
-    """
-    if n < 1:
-        raise ValueError(f"thread count must be >= 1, got {n}")
-    previous = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
+from .timing import torch_threads  # noqa: E402,F401  kept until callers move to course_utils.timing

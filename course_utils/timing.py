@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import statistics
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
 import torch.utils.benchmark as tbench
@@ -103,3 +104,21 @@ def median_of(fn: Callable[[], object], device: torch.device | str = "cpu", repe
     times = [time_once(fn, device) for _ in range(repeats)]
     q = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
     return Timing(label="", median=statistics.median(times), iqr=q[2] - q[0], times=times, calls=repeats)
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run a block with ``torch.set_num_threads(n)``, then restore the previous thread count.
+
+    The course's one place that changes the CPU thread count for a block: a thread count left
+    changed by one measurement silently slows (or speeds) every later one in the kernel.
+    Used by: notebooks 01, 04.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"thread count must be an integer >= 1, got {n!r}")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)

@@ -50,3 +50,18 @@ def test_cuda_timing_includes_the_kernel_not_just_the_launch():
     t = timing.benchmark(lambda: a @ a, "cuda", min_run_time=0.1)
     # 2 * 4096^3 FLOP cannot finish in < 10 us on any GPU: an unsynchronised timer would report that.
     assert t.median > 1e-5
+
+
+def test_torch_threads_restores_even_after_an_error():
+    before = torch.get_num_threads()
+    with timing.torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError):
+        with timing.torch_threads(1):
+            raise RuntimeError("boom")
+    assert torch.get_num_threads() == before
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match=">= 1"):
+            with timing.torch_threads(bad):
+                pass
