@@ -1,7 +1,6 @@
-"""course_utils.memory: the peak tracker against hand-computed allocations, the estimator (fake tensors)
-against real measurements (the accuracy bar of notebook 05) -- including a measurement that shares no code
-with the tracker (torch.profiler's memory events on CPU, the caching allocator on CUDA) -- and the
-pen-and-paper formula.
+"""course_utils.memplan: the estimator (fake tensors) against real measurements (the accuracy bar of
+lesson 05) -- including a measurement that shares no code with the tracker (torch.profiler's memory
+events on CPU, the caching allocator on CUDA) -- and the pen-and-paper formula.
 
 Run with ``-s`` to see the worst estimator error over all cases."""
 from __future__ import annotations
@@ -14,7 +13,7 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from course_utils.memory import (
+from course_utils.memplan import (
     MemoryEstimate,
     MemoryMeasurement,
     bytes_per_parameter,
@@ -22,76 +21,20 @@ from course_utils.memory import (
     estimate_training_memory,
     fake_training_step,
     formula_training_memory,
+    make_optimizer,
     measure_training_memory,
-    track_peak,
 )
+from course_utils.memtrack import track_peak
 from course_utils.models import IrisMLP
 
 MiB = 2**20
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
-# ------------------------------------------------------------------ track_peak, against known allocations
-
-
-def test_one_mebibyte_allocated_and_freed():
-    with track_peak("cpu") as t:
-        a = torch.empty(MiB // 4)  # float32: 1 MiB
-        del a
-    assert t.peak_bytes == MiB and t.end_bytes == 0
-
-
-def test_chain_of_ops_and_views_count_each_storage_once():
-    with track_peak("cpu") as t:
-        a = torch.ones(MiB // 4)
-        b = a * 2  # +1 MiB
-        v1, v2 = b.view(-1), b[::2]  # views: no new memory
-        del a  # -1 MiB
-        c = b + 1  # +1 MiB -> 2 MiB again
-        del b, v1, v2
-    assert t.peak_bytes == 2 * MiB
-    assert t.end_bytes == MiB  # c is still alive
-    del c
-
-
-def test_tensors_from_before_the_block_are_not_counted():
-    outer = torch.ones(MiB // 4)
-    with track_peak("cpu") as t:
-        outer.mul_(2)  # in place: no new memory
-        view = outer[:10]
-        del outer  # freeing something allocated before the block does not go below zero
-    assert t.peak_bytes == 0 and t.end_bytes == 0
-    del view
-
-
-def test_linear_training_step_matches_hand_computed_bytes():
-    torch.manual_seed(0)
-    batch, fin, fout = 64, 1024, 512
-    lin, x = nn.Linear(fin, fout), torch.randn(batch, fin)
-    weights = fin * fout * 4
-    params = weights + fout * 4
-    with track_peak("cpu") as fwd:
-        y = lin(x)
-    assert fwd.peak_bytes == fwd.end_bytes == batch * fout * 4
-    with track_peak("cpu") as bwd:
-        y.pow(2).mean().backward()
-    assert bwd.end_bytes == params  # the gradients: one per parameter, same size
-    assert bwd.peak_bytes >= params
-    opt = torch.optim.AdamW(lin.parameters(), foreach=False)
-    with track_peak("cpu") as step:
-        opt.step()
-    # AdamW's first step creates two fp32 moments per parameter and a 4-byte step counter per tensor.
-    assert step.end_bytes == 2 * params + 2 * 4
-    # ... and briefly holds temporaries of one weight's size while computing its update.
-    assert 2 * params < step.peak_bytes <= 2 * params + 8 + 2 * weights
-
-
 @pytest.mark.parametrize("name,state_per_param", [("sgd", 0), ("sgd-momentum", 4)])
 def test_sgd_state(name, state_per_param):
     lin = nn.Linear(256, 256)
     lin(torch.randn(8, 256)).sum().backward()
-    from course_utils.memory import make_optimizer
-
     opt = make_optimizer(name, list(lin.parameters()))
     with track_peak("cpu") as t:
         opt.step()
@@ -362,23 +305,6 @@ def test_estimate_matches_the_profilers_allocator_events(name, ckpt, optimizer, 
     assert profiled.method == "profiler" and tracked.method == "dispatch-tracker"
     assert abs(est.total_bytes - profiled.peak_bytes) <= max(0.10 * profiled.peak_bytes, MiB), (est, profiled)
     assert profiled.peak_bytes >= 0.99 * tracked.peak_bytes  # the allocator sees at least the operator outputs
-
-
-def test_profiler_sees_memory_the_tracker_cannot():
-    """A kernel's internal scratch buffer (im2col, workspaces) is no operator output: only the
-    allocator-level measurement sees it."""
-    from course_utils.memory import _profiler_peak
-
-    x, a = torch.randn(64, 3, 64, 64), torch.randn(256, 512)
-    conv = nn.Conv2d(3, 64, 7, padding=3)
-    seen = []
-    for fn in (lambda: conv(x), lambda: torch.cdist(a, a)):
-        with track_peak("cpu") as t:
-            out = fn()
-        del out
-        seen.append((_profiler_peak(fn), t.peak_bytes))
-    assert all(prof >= tracked > 0 for prof, tracked in seen)
-    assert any(prof > tracked for prof, tracked in seen), seen
 
 
 def test_measure_methods_are_checked():
