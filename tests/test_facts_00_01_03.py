@@ -94,7 +94,7 @@ def test_00_checks_are_not_all_called_real_tests():
     assert "real test, not just a flag" not in md
     source = _cell(nb, "def run_test(")
     assert "one_process_all_reduce" in _cell(nb, "def all_reduce(")
-    assert '"flag"' in _cell(nb, 'check("Python >= 3.10"') and "def check(" in source
+    assert '"flag"' in _cell(nb, 'add_check("Python >= 3.10"') and "def add_check(" in source
 
 
 def test_00_compute_capability_thresholds_are_right_and_sourced():
@@ -184,6 +184,6 @@ def test_00_driver_flag_uses_the_runtime_minimums(driver, cuda, status):
     ns = {"torch": fake_torch, "sys": sys, "platform": platform,
           "report": {"mps_available": False, "nvidia_driver": driver}}
     _run(_cell(nb, "def run_test("), ns)
-    _run(_cell(nb, 'check("Python >= 3.10"'), ns)
+    _run(_cell(nb, 'add_check("Python >= 3.10"'), ns)
     driver_checks = [c for c in ns["checks"] if c[0].startswith("driver >=")]
     assert [c[2] for c in driver_checks] == ([status] if status else [])

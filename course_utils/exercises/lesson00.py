@@ -1,0 +1,81 @@
+"""Lesson 00's exercises: what a compute capability allows, which CUDA wheel fits a machine, and why
+a CUDA build may see no GPU. The code exercises are judged on machines the student never sees."""
+from __future__ import annotations
+
+from typing import Any
+
+from .core import exercise
+
+# (compute capability) -> (Tensor Cores, bf16 Tensor Cores, kernels in the CUDA 13 wheels), lesson 00 section 1/3
+_GPUS = {(5, 2): (False, False, False), (6, 1): (False, False, False), (7, 0): (True, False, False),
+         (7, 2): (True, False, False), (7, 5): (True, False, True), (8, 0): (True, True, True),
+         (8, 6): (True, True, True), (8, 9): (True, True, True), (9, 0): (True, True, True),
+         (10, 0): (True, True, True), (12, 0): (True, True, True)}
+_NAMES = ("Tensor Cores", "bf16 Tensor Cores", "kernels in the CUDA 13 wheels")
+
+
+def _gpu_features(cc: tuple[int, int]) -> tuple[bool, bool, bool]:
+    return cc >= (7, 0), cc >= (8, 0), cc >= (7, 5)
+
+
+@exercise("00.gpu_features", kind="code", right=lambda: _gpu_features,
+          wrong=lambda: lambda cc: (cc >= (7, 5), cc >= (8, 0), cc >= (7, 5)))
+def _features(answer: Any, **context: Any) -> str | None:
+    for cc, want in _GPUS.items():
+        got = answer(cc)
+        if not isinstance(got, tuple) or len(got) != 3:
+            return f"return a tuple of three booleans, e.g. (True, False, True); for {cc} you returned {got!r}"
+        for name, g, w in zip(_NAMES, got, want):
+            if bool(g) != w:
+                return (f"for compute capability {cc[0]}.{cc[1]} your function says {name}: {bool(g)}. "
+                        "Reread 'What compute capability tells you' (section 1) and section 3: which "
+                        "architecture introduced that feature, and which is the oldest the CUDA 13 wheels support?")
+    return None
+
+
+def _pick_wheel(driver_major: int | None, cc: tuple[int, int]) -> str:
+    if driver_major is None or driver_major < 525:
+        return "cpu"
+    if driver_major >= 580 and cc >= (7, 5):
+        return "cu130"
+    return "cu128" if cc >= (7, 5) else "cu126"
+
+
+# (driver major or None, compute capability): the machines the judge asks about
+_MACHINES = [(None, (8, 0)), (470, (8, 6)), (525, (7, 0)), (535, (8, 0)), (570, (9, 0)), (575, (7, 5)),
+             (580, (7, 0)), (580, (7, 5)), (590, (9, 0)), (595, (12, 0)), (610, (7, 0))]
+
+
+@exercise("00.pick_wheel", kind="code", right=lambda: _pick_wheel,
+          wrong=lambda: lambda driver, cc: "cpu" if driver is None or driver < 525 else
+          ("cu130" if driver >= 580 else "cu128"))
+def _wheel(answer: Any, **context: Any) -> str | None:
+    for driver, cc in _MACHINES:
+        got, want = answer(driver, cc), _pick_wheel(driver, cc)
+        if got != want:
+            who = "no NVIDIA driver" if driver is None else f"driver R{driver}"
+            return (f"a machine with {who} and a GPU of compute capability {cc[0]}.{cc[1]}: you picked {got!r}. "
+                    "A wheel needs both a driver new enough for its CUDA runtime and kernels for the GPU's "
+                    "architecture: reread section 3 (driver minimums, and which build dropped which GPUs).")
+    return None
+
+
+_CAUSES = {
+    "a": "no CUDA toolkit is installed on the system",
+    "b": "the NVIDIA driver is older than the R580 series",
+    "c": "PyTorch was installed without a GPU, so it is a +cpu build",
+}
+
+
+@exercise("00.no_gpu_cause", right=lambda: "b", wrong=lambda: "a")
+def _cause(answer: Any, **context: Any) -> str | None:
+    choice = str(answer).strip().lower().strip("()")
+    if choice == "b":
+        return None
+    if choice == "a":
+        return ("the CUDA runtime ships inside the PyTorch wheel, so a system-wide toolkit is not needed to run "
+                "it (section 1, `cuda_build`). What on the system must match that runtime?")
+    if choice == "c":
+        return ("a +cpu build reports torch.version.cuda as None, but this one says '13.0': it *is* a CUDA build. "
+                "What else must the system provide for it?")
+    return f"answer with one letter, one of {sorted(_CAUSES)}"
