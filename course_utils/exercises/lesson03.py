@@ -1,0 +1,99 @@
+"""Lesson 03's exercises: a callable that keeps state, a hook that records shapes and cleans up
+after itself, and what pruning's forward pre-hook means for ``model.forward(x)``."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from .core import close, exercise
+
+
+class _EMA:
+    def __init__(self, beta: float) -> None:
+        self.beta, self.mean = beta, None
+
+    def __call__(self, value: float) -> float:
+        self.mean = value if self.mean is None else self.beta * self.mean + (1 - self.beta) * value
+        return self.mean
+
+
+class _SwappedEMA(_EMA):
+    def __call__(self, value: float) -> float:
+        self.mean = value if self.mean is None else (1 - self.beta) * self.mean + self.beta * value
+        return self.mean
+
+
+_SERIES = [2.0, 1.0, 1.5, 0.5, 0.75, 0.25, 0.4]
+
+
+@exercise("03.ema", kind="code", right=lambda: _EMA, wrong=lambda: _SwappedEMA)
+def _ema(answer: Any, **context: Any) -> str | None:
+    if isinstance(answer, type) and "__call__" not in vars(answer):
+        return ("your EMA defines no __call__ yet, so ema(value) cannot work: write __init__(self, beta) to set "
+                "up the state and __call__(self, value) to update and return it (RunningMean in section 1).")
+    for beta in (0.5, 0.9, 0.0):
+        mine, theirs = _EMA(beta), answer(beta)
+        for i, v in enumerate(_SERIES):
+            want, got = mine(v), theirs(v)
+            if not close(got, want, rel=1e-9, abs_=1e-12):
+                return (f"with beta={beta}, after {i + 1} values your average is {got!r}, not what "
+                        "mean = beta * mean + (1 - beta) * value gives. Does the first call return the value "
+                        "itself, is the state kept on self between calls, and does beta weigh the old mean?")
+    return None
+
+
+def _record_shapes(model: nn.Module, x: torch.Tensor) -> list[tuple[str, tuple[int, ...]]]:
+    shapes: list[tuple[str, tuple[int, ...]]] = []
+    handles = [m.register_forward_hook(lambda mod, args, out, name=name: shapes.append((name, tuple(out.shape))))
+               for name, m in model.named_modules() if name]
+    try:
+        model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return shapes
+
+
+def _record_shapes_leaky(model: nn.Module, x: torch.Tensor) -> list[tuple[str, tuple[int, ...]]]:
+    shapes: list[tuple[str, tuple[int, ...]]] = []
+    for name, m in model.named_modules():
+        if name:
+            m.register_forward_hook(lambda mod, args, out, name=name: shapes.append((name, tuple(out.shape))))
+    model(x)
+    return shapes
+
+
+def _hidden_model() -> tuple[nn.Module, torch.Tensor]:
+    torch.manual_seed(0)
+    block = nn.Sequential(nn.Linear(6, 5), nn.Tanh())
+    model = nn.Sequential(nn.Linear(3, 6), nn.ReLU(), block, nn.Linear(5, 2))
+    return model, torch.randn(7, 3)
+
+
+@exercise("03.record_shapes", kind="code", right=lambda: _record_shapes, wrong=lambda: _record_shapes_leaky)
+def _shapes(answer: Any, **context: Any) -> str | None:
+    model, x = _hidden_model()
+    got = answer(model, x)
+    want = _record_shapes(*_hidden_model())
+    if list(got or []) != want:
+        return (f"on a model you have not seen, you returned {got!r}. Expected one (name, output shape) pair "
+                "per submodule with a name (named_modules() gives the model itself the name ''), in the order "
+                "the hooks fire, with the shape as a tuple of ints (section 3).")
+    left = sum(len(m._forward_hooks) for m in model.modules())
+    if left:
+        return (f"your function returned the right shapes but left {left} hooks on the model: they would fire "
+                "on every later call. Keep the handles and remove them (section 4), even if the call raises.")
+    return None
+
+
+@exercise("03.pruned_call", right=lambda: "fc1(X)", wrong=lambda: "fc1.forward(X)")
+def _pruned(answer: Any, **context: Any) -> str | None:
+    text = str(answer).replace(" ", "").removeprefix("pruned.").removeprefix("model.")
+    if text == "fc1(X)":
+        return None
+    if text == "fc1.forward(X)":
+        return ("forward multiplies X by the attribute `weight` as it is. When was that attribute last computed "
+                "from weight_orig and weight_mask, and by what (section 7)?")
+    return 'answer with the call as a string: "fc1(X)" or "fc1.forward(X)"'
