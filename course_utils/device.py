@@ -36,7 +36,7 @@ def mps_available() -> bool:
 def available_devices() -> list[str]:
     """Device types usable here, best first, e.g. ``['cuda', 'cpu']``.
 
-    Used by: 00_environment_check and the error message of :func:`pick_device`.
+    Used by: notebook 00 and the error message of :func:`pick_device`.
     """
     found = []
     if torch.cuda.is_available():
@@ -82,7 +82,7 @@ def synchronize(device: torch.device | str) -> None:
     """Wait until all work queued on ``device`` has finished (a no-op on CPU).
 
     GPU calls return before the GPU is done; a timer read without this measures only the launch.
-    Used by: course_utils.timing and notebooks 01, 02, 04.
+    Used by: course_utils.timing, and the lessons that time GPU work in their own cells.
     """
     dev = torch.device(device)
     if dev.type == "cuda":
@@ -115,7 +115,7 @@ def nvidia_driver_version() -> str | None:
     PyTorch reports the CUDA runtime it was built with (``torch.version.cuda``) but not the
     driver, and the driver decides which runtimes can work (a CUDA 13 wheel needs R580+).
     Asks NVML through ``pynvml`` when it is installed, otherwise ``nvidia-smi
-    --query-gpu=driver_version`` (both ship with the driver). Used by: 00_environment_check.
+    --query-gpu=driver_version`` (both ship with the driver). Used by: :func:`environment_report`.
     """
     try:
         import pynvml  # optional: the nvidia-ml-py package
@@ -146,7 +146,7 @@ def one_process_all_reduce(backend: str, device: torch.device | str = "cpu", tim
     ``torch.distributed.is_gloo_available()`` only says the backend was compiled in. This
     initialises it (an in-memory ``HashStore`` instead of a network rendezvous), runs one
     collective on ``device``, checks the result and tears the group down again. Two-process
-    runs are lesson 09's job. Used by: 00_environment_check.
+    runs are lesson 09's job. Used by: notebook 00.
     """
     import torch.distributed as dist
 
@@ -172,7 +172,7 @@ def one_process_all_reduce(backend: str, device: torch.device | str = "cpu", tim
 def environment_report() -> dict[str, Any]:
     """Versions and hardware as a plain dict (JSON-serialisable).
 
-    Used by: 00_environment_check and the headless runner (stored with every results file).
+    Used by: notebook 00 and the headless runner (stored with every results file).
     """
     report: dict[str, Any] = {
         "python": platform.python_version(),
