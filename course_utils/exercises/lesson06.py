@@ -33,6 +33,7 @@ def _fp16_smallest(answer: Any, **context: Any) -> str | None:
 CPU_OPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "linear": lambda x: F.linear(x, x), "matmul": lambda x: x @ x, "softmax": lambda x: x.softmax(-1),
     "layer_norm": lambda x: F.layer_norm(x, (x.shape[-1],)), "sum": lambda x: x.sum(), "exp": lambda x: x.exp(),
+    "prod": lambda x: x.prod(), "mse_loss": lambda x: F.mse_loss(x, x.flip(0)),
     "linalg.inv": lambda x: torch.linalg.inv(x), "fft.rfft": lambda x: torch.fft.rfft(x),
 }
 
