@@ -97,3 +97,40 @@ def _pruned(answer: Any, **context: Any) -> str | None:
         return ("forward multiplies X by the attribute `weight` as it is. When was that attribute last computed "
                 "from weight_orig and weight_mask, and by what (section 7)?")
     return 'answer with the call as a string: "fc1(X)" or "fc1.forward(X)"'
+
+
+def _count_module_calls(fn: Any) -> int:
+    calls: list[str] = []
+    with nn.modules.module.register_module_forward_hook(lambda mod, args, out: calls.append(type(mod).__name__)):
+        fn()
+    return len(calls)
+
+
+def _count_module_calls_leaky(fn: Any) -> int:
+    calls: list[str] = []
+    nn.modules.module.register_module_forward_hook(lambda mod, args, out: calls.append(type(mod).__name__))
+    fn()
+    return len(calls)
+
+
+@exercise("03.count_module_calls", kind="code", right=lambda: _count_module_calls,
+          wrong=lambda: _count_module_calls_leaky)
+def _count(answer: Any, **context: Any) -> str | None:
+    hooks = nn.modules.module._global_forward_hooks  # the registry behind register_module_forward_hook
+    before = set(hooks)
+    try:
+        model, x = _hidden_model()  # Sequential(Linear, ReLU, Sequential(Linear, Tanh), Linear)
+        for what, fn, want in [("model(x)", lambda: model(x), 7), ("model.forward(x)", lambda: model.forward(x), 6),
+                               ("two calls of model[0]", lambda: (model[0](x), model[0](x)), 2)]:
+            got = answer(fn)
+            if got != want:
+                return (f"for {what} on a model you have not seen you counted {got!r} module calls. A global forward "
+                        "hook fires once for every module called through __call__, the outer model included.")
+        left = set(hooks) - before
+    finally:
+        for key in set(hooks) - before:  # do not let a leaked hook count calls in the rest of the lesson
+            del hooks[key]
+    if left:
+        return (f"the counts are right, but {len(left)} global hooks were still registered afterwards: they would "
+                "count (and slow) every module call in this kernel from now on. Remove it with its handle.")
+    return None
