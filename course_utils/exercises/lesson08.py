@@ -1,0 +1,74 @@
+"""Lesson 08's exercises: per-epoch augmentation seeding (judged on hidden (seed, epoch, index)
+triples), the best worker count of *this run's* sweep, and which start methods can use a dataset
+class defined in a notebook."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .core import exercise
+
+
+def _augment_rng(seed: int, epoch: int, index: int) -> np.random.Generator:
+    return np.random.default_rng([seed, epoch, index])
+
+
+def _same_every_epoch(seed: int, epoch: int, index: int) -> np.random.Generator:
+    return np.random.default_rng([seed, index])
+
+
+def _draw(rng: Any) -> tuple[float, ...]:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"augment_rng must return a numpy Generator (np.random.default_rng(...)), got {type(rng).__name__}")
+    return tuple(rng.random(4))
+
+
+@exercise("08.augment_rng", kind="code", right=lambda: _augment_rng, wrong=lambda: _same_every_epoch)
+def _augment(answer: Any, **context: Any) -> str | None:
+    triples = [(s, e, i) for s in (0, 7) for e in (0, 1, 2) for i in (0, 1, 2, 513)]
+    draws = {t: _draw(answer(*t)) for t in triples}
+    np.random.seed(12345)  # a worker's global state must not matter
+    if any(_draw(answer(*t)) != draws[t] for t in triples):
+        return ("two calls with the same (seed, epoch, index) gave different draws: a worker, or a rerun, would see "
+                "other crops. Seed the generator from the three numbers only (section 1).")
+    if draws[(0, 0, 0)] == draws[(0, 1, 0)]:
+        return "sample 0 gets the same draws in epoch 0 and epoch 1: every epoch would see the same crops and flips."
+    for a in triples:
+        for b in triples:
+            if a < b and draws[a] == draws[b]:
+                return (f"{a} and {b} (seed, epoch, index) give the same draws: two different samples or epochs share "
+                        "their augmentation (adding the numbers up, for one, lets them collide). Give the generator all three.")
+    return None
+
+
+@exercise("08.best_workers", right=lambda: 1, wrong=lambda: 2, example={"rate": {0: 100.0, 1: 190.0, 2: 150.0}})
+def _best_workers(answer: Any, *, rate: dict[int, float], **context: Any) -> str | None:
+    if isinstance(answer, bool) or not isinstance(answer, int) or answer not in rate:
+        return f"answer with one of the worker counts this sweep tried: {sorted(rate)}"
+    best = max(rate.values())
+    if rate[answer] >= 0.97 * best:  # within 3 % of the best: a tie, as far as this load lets us tell
+        return None
+    if answer == max(rate):
+        return ("that is the most workers the sweep tried, not the fastest here. Workers share the cores with the "
+                "training step: read the images/s (or the 'x the images/s of workers=0') this run printed in section 4.")
+    return "another count moved more images per second in this run: read the sweep's printout in section 4 again."
+
+
+_METHODS = {"fork", "spawn", "forkserver"}
+
+
+@exercise("08.start_methods", right=lambda: {"fork"}, wrong=lambda: {"fork", "forkserver"})
+def _start_methods(answer: Any, **context: Any) -> str | None:
+    if not isinstance(answer, (set, frozenset, list, tuple)) or not set(answer) <= _METHODS:
+        return f"answer with a set of start methods taken from {sorted(_METHODS)}"
+    got = set(answer)
+    if got == {"fork"}:
+        return None
+    if "spawn" in got:
+        return ("a spawned worker is a fresh Python process: it unpickles the dataset by importing `module.ClassName`. "
+                "In which module does a class defined in a notebook live, and does the fresh process have it (section 1)?")
+    if "forkserver" in got:
+        return ("a forkserver worker is forked from the clean server process, not from your notebook: the server only "
+                "imported what was preloaded (here torch and course_utils.datasets). Does it know your class?")
+    return "one start method copies the whole parent process, notebook namespace included: which one (section 1)?"
