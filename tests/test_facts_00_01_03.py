@@ -187,3 +187,15 @@ def test_00_driver_flag_uses_the_runtime_minimums(driver, cuda, status):
     _run(_cell(nb, 'add_check("Python >= 3.10"'), ns)
     driver_checks = [c for c in ns["checks"] if c[0].startswith("driver >=")]
     assert [c[2] for c in driver_checks] == ([status] if status else [])
+
+
+def test_00_exercise_judges_use_the_lessons_own_thresholds():
+    """The exercises' hidden answers and the checklist's flags must not drift apart."""
+    from course_utils.exercises.lesson00 import _gpu_features, _pick_wheel
+
+    flags = _cell(_nb("00"), 'add_check("Python >= 3.10"')
+    assert "{12: 525, 13: 580}" in flags and "cap >= (7, 0)" in flags and "cap >= (8, 0)" in flags
+    assert [_pick_wheel(d, (9, 0)) for d in (None, 524, 525, 579, 580)] == ["cpu", "cpu", "cu128", "cu128", "cu130"]
+    assert _pick_wheel(600, (7, 0)) == "cu126"  # Volta: only the CUDA 12.6 build of 2.11 has its kernels
+    assert [_gpu_features(cc) for cc in ((6, 1), (7, 0), (7, 5), (8, 0))] == [
+        (False, False, False), (True, False, False), (True, False, True), (True, True, True)]
