@@ -1,0 +1,90 @@
+"""Lesson 05's exercises: the bytes-per-parameter table as code, which ZeRO stage lets a model fit,
+and how long a run takes at this run's own measured time per step."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .core import close, exercise
+
+# (weights, gradients, optimizer state) bytes per parameter: the table of lesson 05, section 1
+_TABLE = {
+    ("sgd", "fp32"): (4, 4, 0), ("sgd-momentum", "fp32"): (4, 4, 4),
+    ("adam", "fp32"): (4, 4, 8), ("adamw", "fp32"): (4, 4, 8),
+    ("sgd", "bf16-mixed"): (2, 2, 4), ("sgd-momentum", "bf16-mixed"): (2, 2, 8),
+    ("adam", "bf16-mixed"): (2, 2, 12), ("adamw", "bf16-mixed"): (2, 2, 12),
+}
+# Two optimizers the table lacks, so an answer must follow the rule, not copy the table: with PyTorch's
+# defaults RMSprop keeps one buffer (square_avg) and Adagrad one (sum) per parameter.
+_HIDDEN = {**_TABLE, ("rmsprop", "fp32"): (4, 4, 4), ("adagrad", "fp32"): (4, 4, 4),
+           ("rmsprop", "bf16-mixed"): (2, 2, 8), ("adagrad", "bf16-mixed"): (2, 2, 8)}
+
+
+def _bytes_per_parameter(optimizer: str, precision: str) -> int:
+    return sum(_HIDDEN[optimizer, precision])
+
+
+def _forgets_the_master_copy(optimizer: str, precision: str) -> int:
+    w, g, s = _HIDDEN[optimizer, precision]
+    return w + g + (s - 4 if precision == "bf16-mixed" else s)
+
+
+@exercise("05.bytes_per_parameter", kind="code", right=lambda: _bytes_per_parameter,
+          wrong=lambda: _forgets_the_master_copy)
+def _bpp(answer: Any, **context: Any) -> str | None:
+    for (optimizer, precision), parts in _HIDDEN.items():
+        got = answer(optimizer, precision)
+        if got != sum(parts):
+            return (f"for optimizer={optimizer!r}, precision={precision!r} you return {got!r}. Add weights + "
+                    "gradients + optimizer state: how many buffers does this optimizer keep per parameter, and in "
+                    "the ZeRO accounting of mixed precision, which fp32 copy does the optimizer hold as well?")
+    return None
+
+
+def _zero_bytes_per_gpu(n_params: float, stage: int, n_gpus: int, w: int, g: int, s: int) -> float:
+    sharded = {0: 0, 1: s, 2: g + s, 3: w + g + s}[stage]
+    return n_params * (w + g + s - sharded + sharded / n_gpus)
+
+
+def _smallest_stage(n_params: float, n_gpus: int, card_bytes: float, w: int, g: int, s: int) -> int | None:
+    return next((k for k in range(4) if _zero_bytes_per_gpu(n_params, k, n_gpus, w, g, s) <= card_bytes), None)
+
+
+_ZERO_EXAMPLE = {"n_params": 13e9, "n_gpus": 4, "card_bytes": 80e9, "w": 2, "g": 2, "s": 12}
+
+
+@exercise("05.zero_stage", right=lambda: _smallest_stage(**_ZERO_EXAMPLE), wrong=lambda: 1, example=_ZERO_EXAMPLE)
+def _zero(answer: Any, *, n_params: float, n_gpus: int, card_bytes: float, w: int, g: int, s: int,
+          **context: Any) -> str | None:
+    want = _smallest_stage(n_params, n_gpus, card_bytes, w, g, s)
+    if answer == want and (answer is None or isinstance(answer, int)):
+        return None
+    if isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer <= 3:
+        need = _zero_bytes_per_gpu(n_params, answer, n_gpus, w, g, s)
+        if need > card_bytes:
+            return (f"with ZeRO-{answer} each GPU still holds {need / 1e9:.1f} GB of model states, more than the card. "
+                    "Which of weights, gradients and state does that stage leave whole on every GPU?")
+        return (f"ZeRO-{answer} fits, but a lower stage may fit too and shards less (less communication). "
+                "Work out the per-GPU bytes for every stage, from 0 up.")
+    return "answer with the stage number, an int from 0 to 3 (or None if not even ZeRO-3 fits)"
+
+
+def _hours(samples: float, batch: int, step_s: float) -> float:
+    return math.ceil(samples / batch) * step_s / 3600
+
+
+_PLAN_EXAMPLE = {"samples": 1e9, "batch": 64, "step_s": 0.002}
+
+
+@exercise("05.plan_hours", right=lambda: _hours(**_PLAN_EXAMPLE), wrong=lambda: 1e9 * 0.002 / 3600,
+          example=_PLAN_EXAMPLE)
+def _plan(answer: Any, *, samples: float, batch: int, step_s: float, **context: Any) -> str | None:
+    want = _hours(samples, batch, step_s)
+    if close(answer, want, rel=0.01):
+        return None
+    if close(answer, want * batch, rel=0.01):
+        return "that is one step per sample: a step processes a whole batch. How many steps make the samples?"
+    if close(answer, want * 60, rel=0.01) or close(answer, want * 3600, rel=0.01):
+        return "check the units: the measured time per step is in seconds, the answer in hours."
+    return ("total time = steps x time per step after warm-up (section 8); use this run's measured step time, "
+            "and count the steps the samples need at this batch size.")
