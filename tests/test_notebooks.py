@@ -31,7 +31,11 @@ def _run_lesson_then_solutions(stem: str, ledger, monkeypatch, **parameters):
 
     monkeypatch.setenv("COURSE_LEDGER", str(ledger))
     monkeypatch.setenv("COURSE_STRICT_CHECKS", "1")
-    nb = parameterize_notebook(nbformat.read(NOTEBOOK_DIR / f"{stem}.ipynb", as_version=4), parameters)
+    nb = nbformat.read(NOTEBOOK_DIR / f"{stem}.ipynb", as_version=4)
+    nb.metadata.setdefault("papermill", {})  # papermill's parameterize expects what its own runs add
+    for c in nb.cells:
+        c.metadata.setdefault("tags", [])
+    nb = parameterize_notebook(nb, parameters)
     client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     bit = []
     with client.setup_kernel():

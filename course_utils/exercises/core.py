@@ -21,6 +21,7 @@ gives the tests a context to judge ``right``/``wrong`` with.
 from __future__ import annotations
 
 import ast
+import dis
 import inspect
 import os
 import textwrap
@@ -87,15 +88,31 @@ def is_unattempted(answer: Any) -> bool:
     """``...`` itself, or a function/class whose body is still only ``...`` (the template's stub)."""
     if answer is Ellipsis:
         return True
-    if inspect.isfunction(answer) or inspect.isclass(answer):
+    if inspect.isclass(answer):
+        own = {k for k in vars(answer) if k not in _CLASS_BOILERPLATE}
+        return not own or all(inspect.isfunction(v) and is_unattempted(v) for k, v in vars(answer).items() if k in own)
+    if inspect.isfunction(answer):
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(answer)))
-        except (OSError, TypeError, SyntaxError):
-            return False
-        body = [n for n in tree.body[0].body if not _is_docstring(n)]
+            node = tree.body[0]
+        except (OSError, TypeError, SyntaxError, IndexError):
+            return _does_nothing(answer.__code__)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False  # a lambda (its source line is an assignment): it computes something
+        body = [n for n in node.body if not _is_docstring(n)]
         return all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and n.value.value is Ellipsis
                    for n in body)
     return False
+
+
+_CLASS_BOILERPLATE = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__firstlineno__",
+                      "__static_attributes__", "__annotations__"}
+
+
+def _does_nothing(code: Any) -> bool:
+    """Source unavailable: the bytecode only returns None (a body of ``...`` and a docstring)."""
+    ops = [(i.opname, i.argval) for i in dis.get_instructions(code) if i.opname not in {"RESUME", "NOP", "CACHE"}]
+    return ops in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
 
 def _is_docstring(node: ast.stmt) -> bool:
