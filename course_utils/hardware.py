@@ -8,7 +8,7 @@ TF32 switches: since PyTorch 2.9 the documented API is ``torch.backends.cuda.mat
 precision raises a RuntimeError ("mix of the legacy and new APIs"). :func:`tf32_enabled` therefore uses the
 new API where this torch has it and the legacy flags only on older releases. See
 https://docs.pytorch.org/docs/2.9/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices
-Used by: notebook 04_gpu_hardware_and_benchmarks.
+Used by: notebook 04 (GPU hardware and benchmarks).
 """
 from __future__ import annotations
 

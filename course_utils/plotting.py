@@ -22,7 +22,6 @@ def new_figure(title: str, xlabel: str, ylabel: str, *, ncols: int = 1, figsize:
     """A figure with one axes (or ``ncols`` side by side, sharing labels) already titled and labelled.
 
     Labels should carry units, e.g. ``"matrix size n (n x n)"`` / ``"time (ms)"``.
-    Used by: every notebook that plots.
     """
     if not (title and xlabel and ylabel):
         raise ValueError("every course figure needs a title and both axis labels (with units)")
@@ -45,7 +44,6 @@ def finish(fig: Figure, path: str | Path | None = None) -> None:
     """Add legends where series are labelled, tighten, save a PNG if ``path`` is given, show.
 
     Ending a cell with this (not a bare ``plt.plot``) keeps stray reprs out of the output.
-    Used by: every notebook that plots.
     """
     for ax in fig.axes:
         handles, labels = ax.get_legend_handles_labels()

@@ -86,7 +86,7 @@ def time_once(fn: Callable[[], object], device: torch.device | str = "cpu") -> f
     """Wall-clock seconds of one call of ``fn``, synchronised before and after.
 
     For long runs (a whole training loop) that cannot be repeated many times.
-    Used by: notebooks 02, 05.
+    Used by: notebooks 02, 10.
     """
     dev = torch.device(device)
     synchronize(dev)
