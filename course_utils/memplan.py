@@ -1,7 +1,7 @@
 """The planner: how much memory one training step needs, measured, estimated without memory, or on paper.
 
-Three answers to one question, compared in lesson 05 (why three: each has a blind spot the others
-show up):
+Three answers to one question, compared in lesson 05 (why three: each one's blind spots show up
+against the others):
 
 * :func:`measure_training_memory` runs one real step on a copy of the model and reports its peak
   (CUDA: the caching allocator's statistics; elsewhere the dispatch tracker of
@@ -25,7 +25,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._foreach_utils import _get_foreach_kernels_supported_devices
 from torch.utils._pytree import tree_flatten, tree_map
 
-from .memtrack import CUDA_BLOCK, AllocationTracker, PeakTracker, profiler_peak, storage_bytes, track_dispatch, track_peak
+from .memtrack import (CUDA_BLOCK, AllocationTracker, PeakTracker, profiler_peak, storage_bytes, track_dispatch,
+                       track_peak)
 
 OPTIMIZERS = ("sgd", "sgd-momentum", "adam", "adamw")
 PRECISIONS = ("fp32", "bf16-mixed")

@@ -197,14 +197,8 @@ def track_peak(device: torch.device | str | None = None) -> Iterator[PeakTracker
             result.end_bytes = torch.cuda.memory_allocated(dev) - start
             result.reserved_peak_bytes = torch.cuda.max_memory_reserved(dev)
         return
-    tracker = AllocationTracker(device_type=dev.type)
-    result.method = "dispatch-tracker"
-    try:
-        with tracker:
-            yield result
-    finally:
-        result.peak_bytes, result.end_bytes = tracker.peak, tracker.live
-        tracker.close()
+    with track_dispatch(dev) as result:
+        yield result
 
 
 @contextmanager
