@@ -238,7 +238,7 @@ def _reason(exc: BaseException, with_type: bool = False) -> str:
 
 
 def checkpoint_path(folder: str | Path, step: int) -> Path:
-    """``folder/ckpt_<step, 8 digits>.pt``: names sort in step order. Used by: notebook 07."""
+    """``folder/ckpt_<step, 8 digits>.pt``: names sort in step order."""
     if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
         raise ValueError(f"a checkpoint step is an integer >= 0, got {step!r}")  # else load_latest never finds it
     return Path(folder) / f"{PREFIX}{int(step):08d}{SUFFIX}"
@@ -304,7 +304,7 @@ def rng_state() -> dict[str, Any]:
     """Every random generator a training run draws from, as plain data that loads with ``weights_only``.
 
     NumPy's state is stored as lists and ints: its own tuple holds an ``ndarray``, which
-    ``weights_only=True`` refuses. Used by: notebook 07.
+    ``weights_only=True`` refuses. (Notebook 07's training script writes its own, shorter version.)
     """
     name, keys, pos, has_gauss, cached = np.random.get_state(legacy=True)
     state: dict[str, Any] = {
@@ -320,7 +320,7 @@ def rng_state() -> dict[str, Any]:
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
-    """Restore what :func:`rng_state` captured. Used by: notebook 07."""
+    """Restore what :func:`rng_state` captured (GPUs beyond those visible are left out, with a warning)."""
     random.setstate(state["python"])
     n = state["numpy"]
     np.random.set_state((n["name"], np.array(n["keys"], dtype=np.uint32), n["pos"], n["has_gauss"], n["cached_gaussian"]))
@@ -366,7 +366,7 @@ def training_state(
     """Everything needed to continue a run exactly: state dicts, counters and RNG states.
 
     ``scaler.state_dict()`` is ``{}`` for a disabled scaler (CPU runs); that is stored as is.
-    Used by: notebook 07.
+    (Notebook 07 writes its own in its training script.)
     """
     return {
         "model": model.state_dict(),
@@ -389,7 +389,8 @@ def restore_training_state(
     """Load :func:`training_state`'s dict into freshly built objects; return ``(step, epoch)``.
 
     Build the model and move it to its device *before* creating the optimizer, as in a fresh
-    run; the optimizer's loaded state follows its parameters' device. Used by: notebook 07.
+    run; the optimizer's loaded state follows its parameters' device. (Notebook 07 writes this loop
+    itself, in its training script.)
     """
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])

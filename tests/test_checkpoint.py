@@ -1,4 +1,4 @@
-"""course_utils.checkpoint and course_utils.resume_demo: every failure notebook 07 shows, as a test."""
+"""course_utils.checkpoint and course_utils.stall_save: every failure notebook 07 shows, as a test."""
 from __future__ import annotations
 
 import dataclasses
@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import resume_demo
 from course_utils.checkpoint import (
     CheckpointError,
     CheckpointWarning,
@@ -29,24 +28,21 @@ from course_utils.checkpoint import (
     load_checkpoint,
     load_latest,
     restore_cuda_rng_states,
+    restore_training_state,
     rng_state,
     save_checkpoint,
     set_rng_state,
     stored_digest,
+    training_state,
 )
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _module(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "course_utils.resume_demo", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout)
-
-
 def _kill_mid_save(target: Path, naive: bool) -> int:
     """Start a stalling save of ``target`` in a child process, kill it once it is mid-write."""
     ready = target.with_name(target.name + ".ready")
-    proc = subprocess.Popen([sys.executable, "-m", "course_utils.resume_demo", "stall-save", "--target", str(target),
+    proc = subprocess.Popen([sys.executable, "-m", "course_utils.stall_save", "--target", str(target),
                              "--ready", str(ready), *(["--naive"] if naive else [])], cwd=REPO, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     try:
@@ -192,29 +188,43 @@ def test_load_latest_skips_a_corrupt_newest(tmp_path, capsys):
     assert load_latest(tmp_path / "empty") is None
 
 
-def test_resume_in_fresh_process_is_bit_identical(tmp_path):
-    n, threads = 20, "1"  # the same thread count in both processes
-    ref = resume_demo.train(tmp_path / "ref", 2 * n, 2 * n, threads=1)  # uninterrupted, in this process
-    resume_demo.train(tmp_path / "run", n, 2 * n, threads=1)  # first half here; the second half in a fresh process
-    second = _module("train", "--folder", str(tmp_path / "run"), "--until", str(2 * n), "--total", str(2 * n),
-                     "--resume", "--threads", threads)
-    assert second.returncode == 0, second.stderr
-    out = json.loads(second.stdout.strip().splitlines()[-1])
-    assert (out["start"], out["step"]) == (n, 2 * n)
-    resumed = load_checkpoint(out["checkpoint"])["model"]
-    for name, w in ref["model"].state_dict().items():
-        assert torch.equal(resumed[name], w), name
+def _build() -> tuple:
+    model = torch.nn.Sequential(torch.nn.Linear(5, 16), torch.nn.ReLU(), torch.nn.Dropout(0.2), torch.nn.Linear(16, 3))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.7)
+    return model, opt, sched, torch.amp.GradScaler("cuda", enabled=False)
 
 
-def test_resume_without_rng_state_drifts(tmp_path):
-    n = 10
-    ref = resume_demo.train(tmp_path / "ref", 2 * n, 2 * n)
-    resume_demo.train(tmp_path / "run", n, 2 * n)
-    out = resume_demo.train(tmp_path / "run", 2 * n, 2 * n, resume=True, restore_rng=False)
-    assert not all(torch.equal(out["model"].state_dict()[k], v) for k, v in ref["model"].state_dict().items())
-    resume_demo.train(tmp_path / "run2", n, 2 * n)
-    exact = resume_demo.train(tmp_path / "run2", 2 * n, 2 * n, resume=True)
-    assert all(torch.equal(exact["model"].state_dict()[k], v) for k, v in ref["model"].state_dict().items())
+def _train(model, opt, sched, steps: int) -> None:
+    """Draws from torch (batch, dropout), NumPy (noise) and Python (scale), like the lesson's script."""
+    X, y = torch.linspace(-1, 1, 200).reshape(40, 5), torch.arange(40) % 3
+    for _ in range(steps):
+        idx = torch.randint(0, 40, (8,))
+        xb = (X[idx] + torch.from_numpy(np.random.normal(0, 0.1, (8, 5))).float()) * random.uniform(0.9, 1.1)
+        opt.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(model(xb), y[idx]).backward()
+        opt.step()
+        sched.step()
+
+
+@pytest.mark.parametrize("restore_rng", [True, False])
+def test_training_state_resumes_exactly_only_with_the_rng_states(tmp_path, restore_rng):
+    n = 5
+    for s in (torch.manual_seed, np.random.seed, random.seed):
+        s(3)
+    ref = _build()
+    _train(*ref[:3], n)
+    save_checkpoint(training_state(*ref, step=n), tmp_path, n)
+    _train(*ref[:3], n)
+    torch.manual_seed(99), np.random.seed(99), random.seed(99)  # a new process: other weights, other draws
+    fresh = _build()
+    state = load_latest(tmp_path)[1]
+    if not restore_rng:
+        state["rng"] = rng_state()  # everything but the generators
+    assert restore_training_state(state, *fresh) == (n, 0)
+    _train(*fresh[:3], n)
+    same = all(torch.equal(a, b) for a, b in zip(ref[0].state_dict().values(), fresh[0].state_dict().values()))
+    assert same is restore_rng
 
 
 # --- Damage that must be caught and skipped, never loaded and never called "unsafe" ---------------
