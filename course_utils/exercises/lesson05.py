@@ -3,6 +3,7 @@ and how long a run takes at this run's own measured time per step."""
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from .core import close, exercise
@@ -57,9 +58,15 @@ _ZERO_EXAMPLE = {"n_params": 13e9, "n_gpus": 4, "card_bytes": 80e9, "w": 2, "g":
 def _zero(answer: Any, *, n_params: float, n_gpus: int, card_bytes: float, w: int, g: int, s: int,
           **context: Any) -> str | None:
     want = _smallest_stage(n_params, n_gpus, card_bytes, w, g, s)
-    if answer == want and (answer is None or isinstance(answer, int)):
+    if isinstance(answer, numbers.Integral) and not isinstance(answer, bool):
+        answer = int(answer)  # numpy integers too
+    elif answer is not None:
+        return "answer with the stage number, an int from 0 to 3 (or None if not even ZeRO-3 fits)"
+    if answer == want:
         return None
-    if isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer <= 3:
+    if answer is None:
+        return "one of the stages does fit here: work out the per-GPU bytes of every stage with section 5's formula."
+    if 0 <= answer <= 3:
         need = _zero_bytes_per_gpu(n_params, answer, n_gpus, w, g, s)
         if need > card_bytes:
             return (f"with ZeRO-{answer} each GPU still holds {need / 1e9:.1f} GB of model states, more than the card. "
