@@ -23,5 +23,5 @@ class IrisMLP(nn.Module):
 
 
 def count_parameters(model: nn.Module, trainable_only: bool = True) -> int:
-    """Number of (trainable) scalar parameters. Used by: notebooks 03, 05."""
+    """Number of (trainable) scalar parameters. Used by: notebook 02."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
