@@ -65,3 +65,29 @@ def test_torch_threads_restores_even_after_an_error():
         with pytest.raises(ValueError, match=">= 1"):
             with timing.torch_threads(bad):
                 pass
+
+
+def test_lesson01_timer_exercise_catches_each_broken_rule():
+    """The pretend GPU of exercise 01.sync_timer fails a timer that skips any one of the rules above."""
+    import statistics as st
+
+    from course_utils.exercises import Verdict, evaluate
+
+    def timer(fn, sync, clock, warmup=3, repeats=7, *, do_warmup=True, sync_after=True, summary=st.median):
+        for _ in range(warmup if do_warmup else 0):
+            fn()
+        sync()
+        times = []
+        for _ in range(repeats):
+            t0 = clock()
+            fn()
+            if sync_after:
+                sync()
+            times.append(clock() - t0)
+        return summary(times)
+
+    assert evaluate("01.sync_timer", timer).verdict is Verdict.CORRECT
+    for broken in ({"do_warmup": False}, {"sync_after": False}, {"summary": st.mean}):
+        outcome = evaluate("01.sync_timer", lambda *a, b=broken, **k: timer(*a, **k, **b))
+        assert outcome.verdict is Verdict.WRONG, broken
+        assert "raised" not in outcome.message, outcome
