@@ -1,20 +1,28 @@
-"""course_utils.ddp_train launched for real with torchrun (gloo, 2 CPU processes):
-DDP equals one big batch, ranks agree, a crashing rank ends the job promptly, a checkpoint resumes
+"""Lesson 09's DDP script launched for real with torchrun (gloo, 2 CPU processes): DDP equals one big batch, ranks agree, a crashing rank ends the job promptly, a checkpoint resumes
 the run exactly, two "nodes" on localhost form one job, a hung job is killed by the timeout,
-and no process survives any of it."""
+and no process survives any of it.
+
+The script is the one the lesson writes with its ``%%writefile`` cells: the tests build it from the
+notebook exactly as the lesson does (each cell is one part, joined in name order), so what is tested
+is what the student reads and edits."""
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 import time
+from pathlib import Path
+
+import nbformat
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, DistributedSampler
 
-from course_utils import ddp_train
 from conftest import new_children
 from course_utils import launch as L
+from course_utils.ddp_helpers import make_data, make_model
 
 pytestmark = pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
                                 reason="needs torch.distributed with gloo")
@@ -22,21 +30,46 @@ pytestmark = pytest.mark.skipif(not torch.distributed.is_available() or not torc
 SAMPLES, BATCH, EPOCHS, LR = 64, 8, 3, 0.1  # 2 ranks x 8 = 16 per step, 4 steps per epoch
 TOL = 1e-5
 COMMON = ["--device", "cpu", "--samples", SAMPLES, "--batch", BATCH, "--epochs", EPOCHS, "--lr", LR, "--timeout", 30]
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "09_distributed_data_parallel.ipynb"
+PART = re.compile(r'%%writefile "\{PARTS\}/(\w+\.py)"')
+
+
+def script_from_notebook(folder: Path) -> Path:
+    """Write ddp_train.py into ``folder`` from the lesson's ``%%writefile "{PARTS}/NAME.py"`` cells,
+    joined in name order as the lesson joins them (IPython ends each written cell with a newline)."""
+    parts = {}
+    for cell in nbformat.read(NOTEBOOK, as_version=4).cells:
+        first, _, body = cell.source.partition("\n")
+        if cell.cell_type == "code" and (m := PART.fullmatch(first.strip())):
+            parts[m.group(1)] = body + "\n"
+    assert len(parts) >= 3, "the lesson's %%writefile cells were not found"
+    script = folder / "ddp_train.py"
+    script.write_text("".join(parts[name] for name in sorted(parts)))
+    return script
+
+
+SCRIPT = script_from_notebook(Path(__import__("tempfile").mkdtemp(prefix="ddp_script_")))
+
+
+def test_the_script_is_short_and_complete():
+    lines = SCRIPT.read_text().splitlines()
+    assert len(lines) <= 150, f"the lesson's script grew to {len(lines)} lines"
+    compile(SCRIPT.read_text(), str(SCRIPT), "exec")
 
 
 def run(tmp, name, *args, nproc=2, timeout=60, echo=False):
-    cmd = L.torchrun_command("course_utils.ddp_train", [*map(str, COMMON), "--out", str(tmp / name), *map(str, args)],
-                             nproc_per_node=nproc)
+    cmd = L.torchrun_command(str(SCRIPT), [*map(str, COMMON), "--out", str(tmp / name), *map(str, args)],
+                             nproc_per_node=nproc, module=False)
     return L.launch(cmd, timeout=timeout, env=L.child_environment(nproc), echo=echo)
 
 
 def single_process_reference() -> dict[str, torch.Tensor]:
     """Plain PyTorch, one process, global batch 2 x BATCH, the same shuffles: what DDP must equal."""
-    data = ddp_train.make_data(SAMPLES)
+    data = make_data(SAMPLES)
     sampler = DistributedSampler(data, num_replicas=1, rank=0, shuffle=True, seed=0)
     loader = DataLoader(data, batch_size=2 * BATCH, sampler=sampler)
     torch.manual_seed(0)
-    model = ddp_train.make_model(16, 32, 4)
+    model = make_model(16, 32, 4)
     opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=0.9)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a tiny model: extra threads only cost time on a busy machine
@@ -147,14 +180,17 @@ def test_gradient_accumulation_with_no_sync_equals_one_big_batch(tmp_path):
 
 def test_an_nccl_rank_without_a_gpu_gets_a_clear_error(monkeypatch):
     monkeypatch.setenv("LOCAL_RANK", str(torch.cuda.device_count()))
+    spec = importlib.util.spec_from_file_location("ddp_train", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)  # defines the functions; main() runs only as __main__
     with pytest.raises(RuntimeError, match="needs GPU .* start at most"):
-        ddp_train.setup("cuda", 5)
+        script.setup("cuda", 5)
 
 
 def test_two_nodes_on_localhost_form_one_job(tmp_path):
     port = L.free_port()
-    cmds = [L.torchrun_command("course_utils.ddp_train", ["--device", "cpu", "--tasks", "env"], nproc_per_node=1,
-                               nnodes=2, rdzv_endpoint=f"127.0.0.1:{port}") for _ in range(2)]
+    cmds = [L.torchrun_command(str(SCRIPT), ["--device", "cpu", "--tasks", "env"], nproc_per_node=1, nnodes=2,
+                               rdzv_endpoint=f"127.0.0.1:{port}", module=False) for _ in range(2)]
     result = L.launch_many(cmds, timeout=60, echo=False, env=L.child_environment(2))
     ranks = sorted(line.split("RANK=")[1].split()[0] for lines in result.lines for line in lines if " RANK=" in line)
     assert ranks == ["0", "1"]
