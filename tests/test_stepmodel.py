@@ -1,4 +1,4 @@
-"""course_utils.stepmodel: kineto chatter filtered, everything else kept; thread labels."""
+"""course_utils.stepmodel: kineto chatter filtered, everything else kept; thread labels. Also lesson 02's exercise judges."""
 from __future__ import annotations
 
 import os
@@ -54,3 +54,64 @@ def test_lesson02_outside_figures_carry_their_source():
         assert uncited not in text, f"{uncited} s was quoted without a source"
     assert "19.09" in text and "21.23" in text and "http://www.dtcms.com/a/400739.html" in text
     assert "turn even iris into a GPU win" not in text, "a CUDA-graph win on iris was never measured"
+
+
+# --- lesson 02's exercise judges (course_utils/exercises/lesson02.py) -----------------------------
+
+def _keep_on_device(model, X, y, opt, loss_fn, epochs, every):
+    kept = torch.empty(epochs)
+    for epoch in range(epochs):
+        loss = loss_fn(model(X), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        kept[epoch] = loss.detach()
+    return kept[::every].tolist()          # one read at the end: no .item() at all
+
+
+def _steps_only_when_reading(model, X, y, opt, loss_fn, epochs, every):
+    losses = []
+    for epoch in range(0, epochs, every):  # trains 1/every of the epochs: a different model
+        loss = loss_fn(model(X), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_read_every_accepts_a_single_read_and_rejects_skipped_steps():
+    from course_utils.exercises import Verdict, evaluate
+
+    assert evaluate("02.read_every", _keep_on_device).verdict is Verdict.CORRECT
+    outcome = evaluate("02.read_every", _steps_only_when_reading)
+    assert outcome.verdict is Verdict.WRONG and "every epoch must still run" in outcome.message
+
+
+def test_overhead_width_with_and_without_an_accelerator():
+    from course_utils.exercises import Verdict, evaluate
+    from course_utils.exercises.lesson02 import overhead_width
+
+    sizes, cpu = [10, 100, 1_000, 4_000], [0.1, 0.1, 0.3, 1.0]
+    assert overhead_width(sizes, cpu) == 1_000
+    assert overhead_width(sizes, cpu, [0.3, 0.05, 0.4, 0.2]) == 4_000     # 100 wins, 1000 loses again
+    assert overhead_width(sizes, cpu, [0.3, 0.3, 0.4, 2.0]) is None
+    assert evaluate("02.overhead_width", None, sizes=sizes, cpu_ms=cpu, dev_ms=[0.3, 0.3, 0.4, 2.0]).verdict is Verdict.CORRECT
+    wrong = evaluate("02.overhead_width", 100, sizes=sizes, cpu_ms=cpu, dev_ms=[0.3, 0.05, 0.4, 0.2])
+    assert wrong.verdict is Verdict.WRONG and "every larger" in wrong.message
+
+
+def test_predict_run_is_judged_against_the_parts_given():
+    from course_utils.exercises import Verdict, evaluate
+
+    parts = {"forward": 50.0, "backward": 50.0}                        # 100 us an epoch -> 2 s
+    assert evaluate("02.predict_run", 2.0, parts_us=parts).verdict is Verdict.CORRECT
+    assert "one epoch" in evaluate("02.predict_run", 100.0, parts_us=parts).message
+
+
+def test_momentum_lengthens_only_the_optimizer_step():
+    from course_utils.exercises.lesson02 import ops_per_part
+
+    plain, heavy = ops_per_part(0.0), ops_per_part(0.9)
+    assert heavy["opt.step"] > plain["opt.step"]
+    assert all(heavy[p] == plain[p] for p in ("forward", "loss", "zero_grad", "backward"))
