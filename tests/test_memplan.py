@@ -159,7 +159,10 @@ def test_estimate_matches_measurement(name, ckpt, optimizer, precision, device):
     assert isinstance(est, MemoryEstimate) and isinstance(real, MemoryMeasurement)
     err = est.total_bytes - real.peak_bytes
     ERRORS.append((100 * err / real.peak_bytes, f"{device} {name} ckpt={ckpt} {optimizer} {precision}"))
-    assert abs(err) <= max(0.10 * real.peak_bytes, MiB), (est, real)
+    if device == "cpu":  # the same tracker on both sides: fake and real steps must create the same tensors
+        assert abs(err) <= max(0.01 * real.peak_bytes, 1024), (est, real)
+    else:  # CUDA's allocator also counts kernel workspaces the estimate cannot see
+        assert abs(err) <= max(0.10 * real.peak_bytes, MiB), (est, real)
     assert est.parameters == real.parameters
     parts = est.breakdown()
     assert all(v >= 0 for v in parts.values()) and sum(parts.values()) == est.total_bytes
@@ -191,7 +194,7 @@ def test_estimate_allocates_no_real_memory_for_a_large_meta_model():
     rss_growth_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
     n = sum(p.numel() for p in model.parameters())
     assert est.total_bytes >= 16 * n  # weights, gradients and two moments: 16 bytes per parameter
-    assert t.peak_bytes < MiB  # no CPU tensor memory was used...
+    assert t.peak_bytes == 0  # no CPU tensor memory was used...
     assert rss_growth_kib < 512 * 1024  # ...and the process did not grow by the model's gigabytes
     assert est.peak_phase == "optimizer"
 
@@ -280,7 +283,8 @@ def test_tied_embeddings_integer_inputs_frozen_layers_and_tuple_outputs(device):
         real = measure_training_memory(model, ids, optimizer="adamw", precision=precision)
         err = est.total_bytes - real.peak_bytes
         ERRORS.append((100 * err / real.peak_bytes, f"{device} tiny-lm {precision}"))
-        assert abs(err) <= max(0.10 * real.peak_bytes, MiB), (est, real)
+        bar = max(0.01 * real.peak_bytes, 1024) if device == "cpu" else max(0.10 * real.peak_bytes, MiB)
+        assert abs(err) <= bar, (est, real)  # CPU: same tracker both sides; CUDA: the allocator adds workspaces
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)  # the tied weight once
     assert est.gradients_total == 4 * trainable
 
@@ -303,7 +307,8 @@ def test_estimate_matches_the_profilers_allocator_events(name, ckpt, optimizer, 
     tracked = measure_training_memory(model, x, optimizer=optimizer, precision=precision, method="tracker")
     profiled = measure_training_memory(model, x, optimizer=optimizer, precision=precision, method="profiler")
     assert profiled.method == "profiler" and tracked.method == "dispatch-tracker"
-    assert abs(est.total_bytes - profiled.peak_bytes) <= max(0.10 * profiled.peak_bytes, MiB), (est, profiled)
+    # torch 2.13 CPU: at most 1.7 % apart (a checkpointed bf16 transformer); kernel scratch the estimate cannot see
+    assert abs(est.total_bytes - profiled.peak_bytes) <= max(0.05 * profiled.peak_bytes, 64 * 1024), (est, profiled)
     assert profiled.peak_bytes >= 0.99 * tracked.peak_bytes  # the allocator sees at least the operator outputs
 
 
