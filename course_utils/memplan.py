@@ -8,7 +8,8 @@ against the others):
   :mod:`course_utils.memtrack`; ``method="profiler"``: the CPU allocator's own reports).
 * :func:`estimate_training_memory` runs the *same* step on fake tensors (shapes and dtypes, no data,
   ``FakeTensorMode``) under the same tracker, so a laptop can answer "does a 7B model with AdamW fit
-  on an 80 GB card?". Its core is :func:`fake_training_step`, which the lesson prints.
+  on an 80 GB card?". Its core is :func:`fake_training_step`; lesson 05 writes the same step out as
+  ``fake_step_peak``.
 * :func:`formula_training_memory` is the pen-and-paper formula: parameters x
   :func:`bytes_per_parameter` plus an activation term you supply.
 """
