@@ -48,6 +48,7 @@ def build(lesson: Path) -> nbformat.NotebookNode | None:
     banner.id = "solutions-banner"  # fixed, so regenerating gives the same bytes
     out.cells.insert(1, banner)
     out.metadata.pop("papermill", None)
+    out.metadata.pop("widgets", None)  # saved widget state has random ids and belongs to the lesson's outputs
     return out
 
 
