@@ -7,9 +7,12 @@ notebook exactly as the lesson does (each cell is one part, joined in name order
 is what the student reads and edits."""
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
 import re
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,7 +51,9 @@ def script_from_notebook(folder: Path) -> Path:
     return script
 
 
-SCRIPT = script_from_notebook(Path(__import__("tempfile").mkdtemp(prefix="ddp_script_")))
+_SCRIPT_DIR = Path(tempfile.mkdtemp(prefix="ddp_script_"))
+atexit.register(shutil.rmtree, _SCRIPT_DIR, ignore_errors=True)
+SCRIPT = script_from_notebook(_SCRIPT_DIR)
 
 
 def test_the_script_is_short_and_complete():

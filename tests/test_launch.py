@@ -349,3 +349,21 @@ def test_workers_die_when_torchrun_is_sigkilled(tmp_path):
         killer.join(timeout=1)
         for pid in marked(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_the_split_modules_each_do_one_job():
+    """torchrun.py builds commands (no process handling, no psutil); supervise.py supervises (no torch);
+    launch.py re-exports both (tests/conftest.py and notebook 09 import from it)."""
+    import ast
+
+    from course_utils import supervise, torchrun
+
+    def top_imports(module):
+        tree = ast.parse(Path(module.__file__).read_text())
+        return {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names} | {
+            (n.module or "").split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom)}
+
+    assert "psutil" not in top_imports(torchrun) and "subprocess" not in top_imports(torchrun)
+    assert "torch" not in top_imports(supervise) and "psutil" in top_imports(supervise)
+    assert L._descendants is supervise._descendants and L.process_alive is supervise.process_alive
+    assert L.torchrun_command is torchrun.torchrun_command and L.child_environment is torchrun.child_environment
