@@ -171,11 +171,11 @@ def test_launch_many_fails_if_any_command_fails():
 
 
 def test_torchrun_command_single_and_multi_node():
-    one = L.torchrun_command("course_utils.ddp_train", ["--tasks", "env"], nproc_per_node=2)
+    one = L.torchrun_command("mypackage.train", ["--tasks", "env"], nproc_per_node=2)
     assert one[:3] == [sys.executable, "-m", "torch.distributed.run"]
     assert "--nproc-per-node=2" in one and "--standalone" in one and "--local-addr=127.0.0.1" in one
     assert not [a for a in one if a.startswith(("--master-port", "--rdzv"))], "one node needs no port of ours"
-    assert one[-4:] == ["-m", "course_utils.ddp_train", "--tasks", "env"]
+    assert one[-4:] == ["-m", "mypackage.train", "--tasks", "env"]
     two = L.torchrun_command("train.py", nnodes=2, rdzv_endpoint="127.0.0.1:1234", module=False)
     assert "--rdzv-backend=c10d" in two and "--rdzv-endpoint=127.0.0.1:1234" in two and two[-1] == "train.py"
     assert "--local-addr=127.0.0.1" in two and "--standalone" not in two
@@ -191,7 +191,7 @@ def test_a_job_between_real_hosts_has_no_loopback_setting(host, monkeypatch):
     """On real hosts, --local-addr=127.0.0.1 or GLOO_SOCKET_IFNAME=lo would make rank 0 advertise an
     address the other machines cannot reach: the job would hang."""
     monkeypatch.delenv("GLOO_SOCKET_IFNAME", raising=False)
-    cmd = L.torchrun_command("course_utils.ddp_train", nnodes=2, nproc_per_node=8, rdzv_endpoint=f"{host}:29500")
+    cmd = L.torchrun_command("mypackage.train", nnodes=2, nproc_per_node=8, rdzv_endpoint=f"{host}:29500")
     assert not [a for a in cmd if "127.0.0.1" in a or "localhost" in a]
     assert not L._loopback_job(cmd)
     assert "GLOO_SOCKET_IFNAME" not in L.child_environment(8, loopback=False)
@@ -204,10 +204,10 @@ def test_more_nccl_ranks_than_gpus_is_refused_before_launch():
     torch = pytest.importorskip("torch")
     visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
     with pytest.raises(ValueError, match=f"needs {visible + 1} GPUs on this node, one per rank"):
-        L.torchrun_command("course_utils.ddp_train", nproc_per_node=visible + 1, backend="nccl")
-    L.torchrun_command("course_utils.ddp_train", nproc_per_node=visible + 1, backend="gloo")  # gloo: any number
+        L.torchrun_command("mypackage.train", nproc_per_node=visible + 1, backend="nccl")
+    L.torchrun_command("mypackage.train", nproc_per_node=visible + 1, backend="gloo")  # gloo: any number
     if visible:
-        L.torchrun_command("course_utils.ddp_train", nproc_per_node=visible, backend="nccl")
+        L.torchrun_command("mypackage.train", nproc_per_node=visible, backend="nccl")
 
 
 def test_free_port_is_bindable():
