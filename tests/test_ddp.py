@@ -27,8 +27,11 @@ from conftest import new_children
 from course_utils import launch as L
 from course_utils.ddp_helpers import make_data, make_model
 
-pytestmark = pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
-                                reason="needs torch.distributed with gloo")
+pytestmark = [
+    pytest.mark.slow,  # real torchrun processes: make test-fast skips this module
+    pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
+                       reason="needs torch.distributed with gloo"),
+]
 
 SAMPLES, BATCH, EPOCHS, LR = 64, 8, 3, 0.1  # 2 ranks x 8 = 16 per step, 4 steps per epoch
 TOL = 1e-5

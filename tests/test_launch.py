@@ -21,6 +21,8 @@ import pytest
 from conftest import new_children
 from course_utils import launch as L
 
+pytestmark = pytest.mark.slow  # real torchrun processes: make test-fast skips this module
+
 # A stand-in for torchrun: starts a child in its own session (like a worker), records both pids in a
 # file, prints them, sleeps, then exits with the given code. argv: pidfile, seconds, exit code.
 TREE = textwrap.dedent("""

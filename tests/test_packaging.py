@@ -140,6 +140,7 @@ def test_docker_constraints_pin_exact_versions_within_pyproject_bounds():
             assert r.specifier.contains(pins[r.name.lower()]), f"{r.name}=={pins[r.name.lower()]} breaks {req}"
 
 
+@pytest.mark.slow
 def test_dockerfile_passes_hadolint():
     hadolint = shutil.which("hadolint") or str(Path(sys.executable).with_name("hadolint"))
     result = subprocess.run([hadolint, str(REPO / "Dockerfile")], capture_output=True, text=True)
@@ -180,6 +181,7 @@ def test_make_prefers_a_cpu_wheel_from_a_configured_wheelhouse(tmp_path):
     assert '"torch>=2.5"' in out, "an explicit TORCH_SPEC wins over the wheelhouse"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_changing_the_torch_choice_reinstalls_torch(tmp_path):
     venv = tmp_path / "venv"
@@ -300,6 +302,7 @@ needs_jupyter = pytest.mark.skipif(not (VENV_BIN / "jupyter-lab").exists() or sy
                                    reason="needs JupyterLab in this venv and /proc")
 
 
+@pytest.mark.slow
 @needs_jupyter
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_lab_keeps_the_token_off_every_command_line(tmp_path):
@@ -337,6 +340,7 @@ def test_make_lab_keeps_the_token_off_every_command_line(tmp_path):
     assert proc.poll() is not None
 
 
+@pytest.mark.slow
 @needs_jupyter
 @pytest.mark.parametrize("given", ["", None])
 def test_container_entrypoint_generates_a_token_and_keeps_it_off_the_command_line(tmp_path, given):
@@ -410,6 +414,7 @@ esac
     return tmp_path / "tree", {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "OUT": str(tmp_path / "out")}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash, timeout")
 def test_gpu_run_reports_failures_timeouts_and_writes_results_as_it_goes(tmp_path):
     text = (REPO / "tools" / "gpu_run.sh").read_text()

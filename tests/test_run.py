@@ -20,6 +20,7 @@ def _notebook(path, body, params="DEVICE = 'auto'\nSMOKE = False"):
     nbformat.write(nb, path)
 
 
+@pytest.mark.slow
 def test_runner_executes_records_and_reports_failures(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "results"))
     nbs = tmp_path / "nbs"
@@ -50,6 +51,7 @@ def test_runner_executes_records_and_reports_failures(tmp_path, monkeypatch, cap
     assert "99_old" in json.loads((tmp_path / "results" / "box.json").read_text())["notebooks"]
 
 
+@pytest.mark.slow
 def test_lesson_parameters_are_passed_and_unknown_names_rejected(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "results"))
     nbs, out = tmp_path / "nbs", tmp_path / "out"
