@@ -53,3 +53,29 @@ def test_stored_outputs_are_a_clean_reference_run(path):
             text = out.get("text", "") if out.output_type == "stream" else str(out.get("data", {}).get("text/plain", ""))
             assert not re.search(r"DeprecationWarning|FutureWarning", text), f"cell {i} stores a deprecation warning"
             assert not re.search(r"<matplotlib\.\w+\.\w+ at 0x|^\[<matplotlib", text), f"cell {i} prints a matplotlib repr"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_lesson_starts_teaching_on_its_first_screen_and_keeps_cells_short(path):
+    """Parameters ≤ 15 lines, checked in one call in a setup cell ≤ 20 lines; no code cell over 30 lines."""
+    cells = nbformat.read(path, as_version=4).cells
+    code = [c for c in cells if c.cell_type == "code"]
+    i = next(i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", []))
+    setup = code[i + 1].source
+    assert len(code[i].source.splitlines()) <= 15, "parameters cell over 15 lines"
+    assert len(setup.splitlines()) <= 20, "setup cell (after the parameters) over 20 lines"
+    assert setup.count("check_params(") == 1 and not re.search(r"\bcheck_(int|float|bool|choice|sizes)\(", setup), \
+        "the setup cell checks the parameters in one check_params(...) call"
+    long = [(n, len(c.source.splitlines())) for n, c in enumerate(code) if len(c.source.splitlines()) > 30]
+    assert not long, f"code cells over 30 lines (index among code cells, lines): {long}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_lesson_has_the_common_shape(path):
+    """Numbered sections, then this machine vs the references, a summary, and the exercises last."""
+    cells = nbformat.read(path, as_version=4).cells
+    headings = [line for c in cells if c.cell_type == "markdown" for line in c.source.splitlines() if line.startswith("## ")]
+    assert any(re.match(r"## \d+\. ", h) for h in headings), "numbered sections: '## 1. …'"
+    assert any("This machine vs the references" in h for h in headings), "a '## N. This machine vs the references' section"
+    assert re.search(r"Summary", headings[-2]) and re.search(r"Exercises", headings[-1]), \
+        f"the last two sections are Summary and Exercises, got {headings[-2:]}"
