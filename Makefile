@@ -84,7 +84,7 @@ ifeq ($(origin JUPYTER_TOKEN),command line)
   $(warning JUPYTER_TOKEN given as a make argument is visible to every user in `ps`; use JUPYTER_TOKEN=... make lab)
 endif
 
-.PHONY: help setup lab test test-fast run reference nbval outputs clean FORCE
+.PHONY: help setup lab test test-fast run reference nbval outputs slides site clean FORCE
 FORCE:
 
 help:
@@ -96,6 +96,8 @@ help:
 	@echo "make run        run every notebook headless into build/run/ [DEVICE=auto|cpu|cuda|mps] [SMOKE=1] [RESULTS=name]"
 	@echo "                [NOTEBOOKS='02 03'] [PARAMS='EPOCHS=2000 LR=0.05'] (an unknown parameter name is an error)"
 	@echo "make outputs    re-execute the notebooks in place (the stored outputs nbval compares against), regenerate solutions/"
+	@echo "make slides     offline reveal.js slides of every lesson into build/slides/ (npm ci fetches the JS once)"
+	@echo "make site       the course as a static site, build/site/index.html: works from file:// with no network"
 	@echo "torch: TORCH_SPEC='$(TORCH_SPEC)' TORCH_INDEX='$(TORCH_INDEX)' -> installs '$(TORCH_INSTALL)' from '$(or $(TORCH_INDEX_RESOLVED),default pip sources)'"
 	$(if $(DRIVER_WARNING),@echo "$(DRIVER_WARNING)" >&2)
 
@@ -143,6 +145,24 @@ run: $(STAMP)
 outputs: $(STAMP)
 	$(PY) tools/store_outputs.py
 	$(PY) tools/make_solutions.py
+
+# Browser assets (reveal.js, require.js, jQuery, the widgets HTML manager) pinned by package.json +
+# package-lock.json; npm ci installs them into build/web/ (never committed), again only when the
+# lockfile changes. --ignore-scripts: no install script runs, nothing else is downloaded.
+WEB := build/web
+WEB_STAMP := $(WEB)/node_modules/.package-lock.json
+
+$(WEB_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "make slides / make site need Node.js and npm (https://nodejs.org)" >&2; exit 1; }
+	@mkdir -p $(WEB) && cp package.json package-lock.json $(WEB)/
+	cd $(WEB) && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+slides: $(STAMP) $(WEB_STAMP)
+	$(PY) tools/slides.py
+
+site: slides
+	$(PY) tools/site.py
 
 clean:
 	rm -rf build .pytest_cache

@@ -1,0 +1,183 @@
+"""The course as a static site that works from ``file://`` with no network: ``build/site/index.html``.
+
+    python tools/site.py            # after `python tools/slides.py` (make site runs both)
+
+Layout (every link relative, every script and stylesheet a local file):
+
+    build/site/index.html                  the lesson table (as in README.md) + reference figures
+    build/site/lessons/NN_*.html           each lesson with its stored outputs; saved widget state renders
+    build/site/solutions/NN_*.html         the generated solutions notebooks (no outputs: run them to see)
+    build/site/slides/                     a copy of build/slides/ (slides + assets/, shared by all pages)
+
+The lesson pages use tools/templates/offline_lab (nbconvert's lab template without MathJax or the
+mermaid CDN import); require.js and the widgets HTML manager come from ``slides/assets/``.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import slides  # noqa: E402  (tools/slides.py: lessons, exporters, assets)
+
+REPO = slides.REPO
+SOLUTIONS = REPO / "solutions"
+RESULTS = REPO / "results"
+DEFAULT_OUT = REPO / "build" / "site"
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 70rem; margin: 2rem auto;
+       padding: 0 1rem; line-height: 1.45; color: #222; }
+table { border-collapse: collapse; margin: 1rem 0; }
+th, td { border-bottom: 1px solid #ddd; padding: .3rem .6rem; text-align: left; vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+code { background: #f3f3f3; padding: 0 .2em; }
+details { margin: .5rem 0; }
+"""
+
+
+def inline_markdown(text: str) -> str:
+    """The little markdown the README's lesson table uses: `code` and [text](url)."""
+    out, parts = [], re.split(r"(`[^`]*`)", text)
+    for part in parts:
+        if part.startswith("`") and part.endswith("`") and len(part) > 1:
+            out.append(f"<code>{html.escape(part[1:-1])}</code>")
+        else:
+            esc = html.escape(part, quote=False)
+            out.append(re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)", lambda m: f'<a href="{html.escape(m[2])}">{m[1]}</a>', esc))
+    return "".join(out)
+
+
+def readme_table() -> dict[str, tuple[str, str]]:
+    """``{"00": (title, what it teaches)}`` from README.md's lesson table."""
+    rows = {}
+    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\|\s*(\d\d)\s*\|\s*\[(.+?)\]\(notebooks/[^)]+\)\s*\|\s*(.*?)\s*\|\s*$", line)
+        if m:
+            rows[m[1]] = (m[2], m[3])
+    return rows
+
+
+def lesson_title(path: Path) -> str:
+    """The lesson's own title, from its first ``# NN · Title`` line."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    first = "".join(nb["cells"][0]["source"]).splitlines()[0] if nb["cells"] else path.stem
+    return re.sub(r"^#\s*\d\d\s*[·.:-]?\s*", "", first).strip() or path.stem
+
+
+def _fmt(v) -> str:
+    if not isinstance(v, (int, float)):
+        return html.escape(str(v))
+    return f"{v:.4g}" if v == 0 or 1e-3 <= abs(v) < 1e6 else f"{v:.3e}"
+
+
+def reference_tables() -> str:
+    """Every results/*.json as HTML: the machine, then one table per lesson (a column per file)."""
+    files = sorted(RESULTS.glob("*.json"))
+    if not files:
+        return "<p>No reference files in <code>results/</code>.</p>"
+    refs = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in files}
+    parts = ["<table><tr><th>file</th><th>created</th><th>torch</th><th>CPU</th><th>GPUs</th><th>command</th></tr>"]
+    for name, data in refs.items():
+        env = data.get("environment", {})
+        gpus = ", ".join(str(g.get("name", g)) if isinstance(g, dict) else str(g) for g in env.get("gpus", [])) or "none"
+        parts.append(f"<tr><td><code>results/{name}.json</code></td><td>{html.escape(str(data.get('created', '')))}</td>"
+                     f"<td>{html.escape(str(env.get('torch', '')))}</td>"
+                     f"<td>{html.escape(str(env.get('cpu_model', '')))} ({env.get('cpu_count', '?')} cores)</td>"
+                     f"<td>{html.escape(gpus)}</td><td><code>{html.escape(str(data.get('command', '')))}</code></td></tr>")
+    parts.append("</table>")
+    notebooks = sorted({nb for data in refs.values() for nb in data.get("notebooks", {})})
+    for nb in notebooks:
+        keys = sorted({k for data in refs.values() for k in data["notebooks"].get(nb, {}).get("results", {})})
+        head = "".join(f"<th>{html.escape(n)}</th>" for n in refs)
+        parts.append(f'<details id="ref-{nb[:2]}"><summary>{html.escape(nb)} ({len(keys)} figures)</summary>'
+                     f"<table><tr><th>result</th><th>unit</th>{head}<th>note</th></tr>")
+        for key in keys:
+            cells, unit, note = [], "", ""
+            for data in refs.values():
+                r = data["notebooks"].get(nb, {}).get("results", {}).get(key)
+                cells.append(f'<td class="num">{_fmt(r["value"]) if r else "-"}</td>')
+                unit, note = (r.get("unit", unit), r.get("note") or note) if r else (unit, note)
+            parts.append(f"<tr><td><code>{html.escape(key)}</code></td><td>{html.escape(unit)}</td>{''.join(cells)}"
+                         f"<td>{html.escape(note)}</td></tr>")
+        parts.append("</table></details>")
+    return "\n".join(parts)
+
+
+def index_html(rows: list[dict]) -> str:
+    """The index page: lesson table with links, then the reference figures."""
+    body = ["<table><tr><th>#</th><th>lesson</th><th>what it teaches</th><th>slides</th><th>solutions</th></tr>"]
+    for r in rows:
+        sol = f'<a href="{r["solutions"]}">solutions</a>' if r["solutions"] else "-"
+        body.append(f'<tr><td>{r["nn"]}</td><td><a href="{r["lesson"]}">{html.escape(r["title"])}</a></td>'
+                    f'<td>{r["what"]}</td><td><a href="{r["slides"]}">slides</a></td><td>{sol}</td></tr>')
+    body.append("</table>")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Training PyTorch models on GPUs</title>
+<style>{STYLE}</style></head><body>
+<h1>Training PyTorch models on GPUs — and why it is sometimes slower than the CPU</h1>
+<p>Each lesson as a page with the outputs of the course's reference CPU run (widgets show their saved
+state; moving a slider needs a running kernel: open the notebook in JupyterLab), as slides (press
+<kbd>s</kbd> for speaker notes), and its worked solutions. Every page here works offline.</p>
+<h2>The lessons</h2>
+{chr(10).join(body)}
+<h2>Reference figures</h2>
+<p>The figures the lessons compare against, from <code>results/*.json</code>; a GPU reference appears
+here only once its file exists.</p>
+{reference_tables()}
+<p><small>Built {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} by <code>tools/site.py</code>.</small></p>
+</body></html>
+"""
+
+
+def relink(page: Path) -> None:
+    """Links between notebooks (``NN_x.ipynb``, ``../notebooks/NN_x.ipynb``) point at their pages here."""
+    text = page.read_text(encoding="utf-8")
+    text = re.sub(r'href="(?:\.\./notebooks/)?(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="../lessons/\1.html', text)
+    page.write_text(text, encoding="utf-8")
+
+
+def build(out: Path = DEFAULT_OUT, slides_dir: Path = slides.DEFAULT_OUT, selected: list[str] | None = None) -> Path:
+    """Write the site into ``out`` (replacing it); the slides must be built already."""
+    lessons = slides.lessons(selected)
+    missing = [p.name for p in lessons if not (slides_dir / f"{p.stem}.slides.html").exists()]
+    if missing or not (slides_dir / "assets").is_dir():
+        raise SystemExit(f"slides missing in {slides_dir} ({', '.join(missing) or 'assets/'}): run `make slides` first")
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(slides_dir, out / "slides")
+    table, rows = readme_table(), []
+    for path in lessons:
+        nn = path.name[:2]
+        relink(slides.export(path, out / "lessons" / f"{path.stem}.html", "html", "../slides/assets"))
+        solution = SOLUTIONS / path.name
+        if solution.exists():
+            relink(slides.export(solution, out / "solutions" / f"{path.stem}.html", "html", "../slides/assets"))
+        title, what = table.get(nn, (lesson_title(path), ""))
+        rows.append({"nn": nn, "title": title, "what": inline_markdown(what),
+                     "lesson": f"lessons/{path.stem}.html", "slides": f"slides/{path.stem}.slides.html",
+                     "solutions": f"solutions/{path.stem}.html" if solution.exists() else ""})
+        print(f"{nn}: lesson, {'solutions, ' if solution.exists() else ''}slides")
+    index = out / "index.html"
+    index.write_text(index_html(rows), encoding="utf-8")
+    return index
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("numbers", nargs="*", help="lesson numbers (default: all)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--slides", type=Path, default=slides.DEFAULT_OUT, help="the built slides (default build/slides)")
+    args = parser.parse_args(argv)
+    index = build(args.out.resolve(), args.slides.resolve(), args.numbers)
+    print(f"{index} (open it as file://{index})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
