@@ -167,5 +167,3 @@ def float32_matmul_precision(precision: str) -> Iterator[None]:
     with tf32_enabled(precision == "high"):
         yield
 
-
-from .timing import torch_threads  # noqa: E402,F401  kept until callers move to course_utils.timing

@@ -129,11 +129,6 @@ def test_stream_buffer_rejects_impossible_inputs():
         stream_buffer_mib(0, GiB, GiB)
 
 
-def test_torch_threads_alias_is_the_timing_one():
-    from course_utils import hardware, timing
-    assert hardware.torch_threads is timing.torch_threads  # one home; the alias goes once callers move
-
-
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_stream_buffers_allocate_on_this_gpu():
     free, total = torch.cuda.mem_get_info()
