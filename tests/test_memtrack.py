@@ -83,10 +83,3 @@ def test_storage_bytes_counts_shared_storage_once_and_rounds():
     w = torch.empty(100)  # 400 bytes
     assert storage_bytes([w, w.view(10, 10), w[:5]]) == 400
     assert storage_bytes([w, torch.empty(1)], round_to=512) == 1024
-
-
-def test_the_old_module_name_still_gives_track_peak():
-    """Lessons 06, 07 and 08 import track_peak from course_utils.memory."""
-    from course_utils import memory, memtrack
-
-    assert memory.track_peak is memtrack.track_peak
