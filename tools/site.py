@@ -109,6 +109,18 @@ def reference_tables() -> str:
     return "\n".join(parts)
 
 
+def lesson_rows(lessons: list[Path]) -> list[dict]:
+    """One row of the index per lesson: title and summary from README.md's table, relative links."""
+    table, rows = readme_table(), []
+    for path in lessons:
+        nn, has_solution = path.name[:2], (SOLUTIONS / path.name).exists()
+        title, what = table.get(nn, (lesson_title(path), ""))
+        rows.append({"nn": nn, "title": title, "what": inline_markdown(what),
+                     "lesson": f"lessons/{path.stem}.html", "slides": f"slides/{path.stem}.slides.html",
+                     "solutions": f"solutions/{path.stem}.html" if has_solution else ""})
+    return rows
+
+
 def index_html(rows: list[dict]) -> str:
     """The index page: lesson table with links, then the reference figures."""
     body = ["<table><tr><th>#</th><th>lesson</th><th>what it teaches</th><th>slides</th><th>solutions</th></tr>"]
@@ -151,20 +163,14 @@ def build(out: Path = DEFAULT_OUT, slides_dir: Path = slides.DEFAULT_OUT, select
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(slides_dir, out / "slides")
-    table, rows = readme_table(), []
     for path in lessons:
-        nn = path.name[:2]
         relink(slides.export(path, out / "lessons" / f"{path.stem}.html", "html", "../slides/assets"))
         solution = SOLUTIONS / path.name
         if solution.exists():
             relink(slides.export(solution, out / "solutions" / f"{path.stem}.html", "html", "../slides/assets"))
-        title, what = table.get(nn, (lesson_title(path), ""))
-        rows.append({"nn": nn, "title": title, "what": inline_markdown(what),
-                     "lesson": f"lessons/{path.stem}.html", "slides": f"slides/{path.stem}.slides.html",
-                     "solutions": f"solutions/{path.stem}.html" if solution.exists() else ""})
-        print(f"{nn}: lesson, {'solutions, ' if solution.exists() else ''}slides")
+        print(f"{path.name[:2]}: lesson, {'solutions, ' if solution.exists() else ''}slides")
     index = out / "index.html"
-    index.write_text(index_html(rows), encoding="utf-8")
+    index.write_text(index_html(lesson_rows(lessons)), encoding="utf-8")
     return index
 
 

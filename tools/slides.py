@@ -1,7 +1,7 @@
 """Offline reveal.js slides of every lesson: slide metadata from the headings, then nbconvert.
 
 A lesson's slides follow its own structure: the title cell and every ``##`` section start a slide;
-a section too long for one screen continues as sub-slides (down-arrow in reveal.js); the
+a ``###`` heading, or a section too long for one screen, continues as sub-slides (down-arrow); the
 parameters cell and the setup cell after it are skipped; speaker-notes cells (``slide_type``
 ``notes`` already, or markdown starting with ``**Speaker notes**``) stay notes (press ``s``).
 
@@ -37,6 +37,7 @@ MAX_CELLS = 3
 LINE_BUDGET = 26
 IMAGE_LINES = 14  # a stored figure counts as this many lines
 NOTES_PREFIX = "**Speaker notes**"
+THEME_NAME = "white"  # reveal.js theme, here and in RISE: its font ships with reveal.js ("simple" imports Google Fonts)
 MIN_SLIDES = 6
 
 
@@ -97,7 +98,8 @@ def slide_types(nb) -> list[str]:
         heading = cell.cell_type == "markdown" and re.match(r"#{1,2} ", cell.source.lstrip())
         if heading or not types:
             kind, cells_here, lines_here = "slide", 0, 0
-        elif cells_here >= MAX_CELLS or (cells_here and lines_here + size > LINE_BUDGET):
+        elif (cells_here >= MAX_CELLS or (cells_here and lines_here + size > LINE_BUDGET)
+              or (cell.cell_type == "markdown" and cell.source.lstrip().startswith("### "))):
             kind, cells_here, lines_here = "subslide", 0, 0
         else:
             kind = "-"
@@ -106,9 +108,16 @@ def slide_types(nb) -> list[str]:
     return types
 
 
+RISE = {"theme": THEME_NAME, "scroll": True}  # notebook metadata read by jupyterlab-rise (overrides its settings)
+
+
 def apply(nb) -> bool:
-    """Write the computed ``slideshow`` metadata into ``nb``; True if anything changed."""
+    """Write the computed ``slideshow`` metadata (and RISE's theme) into ``nb``; True if anything changed."""
     changed = False
+    rise = nb.metadata.setdefault("rise", {})
+    for key, value in RISE.items():
+        if rise.get(key) != value:
+            rise[key], changed = value, True
     for cell, kind in zip(nb.cells, slide_types(nb)):
         if cell.metadata.get("slideshow", {}).get("slide_type") != kind:
             cell.metadata.setdefault("slideshow", {})["slide_type"] = kind
@@ -147,6 +156,8 @@ def problems(nb) -> list[str]:
             found.append(f"cell {i} ({first!r}) has no slideshow metadata")
         elif want in ("slide", "skip", "notes") and have != want:
             found.append(f"cell {i} ({first!r}) is {have!r}, should be {want!r}")
+    if nb.metadata.get("rise", {}).get("theme") != THEME_NAME:
+        found.append(f"notebook metadata rise.theme is not {THEME_NAME!r} (RISE's default, 'simple', imports Google Fonts)")
     shown = sum(c.metadata.get("slideshow", {}).get("slide_type") in ("slide", "subslide") for c in nb.cells)
     if shown < MIN_SLIDES:
         found.append(f"only {shown} slides and sub-slides (at least {MIN_SLIDES})")
@@ -178,8 +189,19 @@ ASSET_DIRS = {
     "reveal.js/plugin/notes": "reveal.js/plugin/notes",
     "html-manager": "@jupyter-widgets/html-manager/dist",
 }
-# Not needed offline: source maps, the ESM and non-AMD builds (the pages load AMD/UMD files only).
-ASSET_IGNORE = shutil.ignore_patterns("*.map", "*.esm.js", "embed.js", "embed.js.LICENSE.txt", "libembed-amd.js")
+
+# Not needed offline: source maps, the ESM and non-AMD builds (the pages load AMD/UMD files only),
+# and the other reveal.js themes (most of them @import Google Fonts).
+_IGNORE = shutil.ignore_patterns("*.map", "*.esm.js", "embed.js", "embed.js.LICENSE.txt", "libembed-amd.js")
+
+
+def ASSET_IGNORE(folder: str, names: list[str]) -> set[str]:
+    ignored = set(_IGNORE(folder, names))
+    if Path(folder).name == "theme":
+        ignored |= {n for n in names if n.endswith(".css") and n != f"{THEME_NAME}.css"}
+    if Path(folder).name == "fonts" and Path(folder).parent.name == "theme":
+        ignored |= {n for n in names if n != "source-sans-pro"}
+    return ignored
 
 
 def copy_assets(assets: Path, node_modules: Path = NODE_MODULES) -> Path:
@@ -206,8 +228,6 @@ def asset_config(prefix: str) -> dict:
         "widget_renderer_url": f"{prefix}/html-manager/embed-amd.js",
         "jupyter_widgets_base_url": f"{prefix}/",  # unused while widget_renderer_url is set
         "mathjax_url": "",
-        "mermaid_js_url": "",
-        "mermaid_layout_elk_js_url": "",
     }
 
 
@@ -226,7 +246,7 @@ def exporter(kind: str, prefix: str):
         section[key] = value
     if kind == "slides":
         section.reveal_url_prefix = f"{prefix}/reveal.js"
-        section.reveal_theme = "white"  # "simple" imports Google Fonts
+        section.reveal_theme = THEME_NAME
         section.reveal_scroll = True
     return cls(config=cfg)
 

@@ -1,0 +1,214 @@
+"""`make slides` and `make site`: slide metadata from the headings, pages with nothing fetched remotely.
+
+The slow tests build lesson 00's slides and a one-lesson site into a temp folder from the npm-installed
+assets (build/web/node_modules; `make slides` installs them, and so does the first slow test if npm
+is there). The browser itself (requests, console, widgets) is tested in tests/test_browser.py.
+"""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+import slides  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("course_site", REPO / "tools" / "site.py")
+course_site = importlib.util.module_from_spec(_spec)  # not `import site`: that name is the stdlib's
+_spec.loader.exec_module(course_site)
+
+LESSON_00 = REPO / "notebooks" / "00_environment_check.ipynb"
+
+# Anything a page would fetch from another host: script/link/img sources, CSS @import and url(),
+# ES module imports, and quoted script/stylesheet URLs inside scripts. Plain <a href> links are fine.
+REMOTE = [
+    re.compile(r"<(?:script|link|img|iframe|source|video|audio|embed)\b[^>]*?\b(?:src|href)\s*=\s*[\"']?\s*(?:https?:)?//", re.I),
+    re.compile(r"@import\s+(?:url\()?\s*[\"']?\s*(?:https?:)?//", re.I),
+    re.compile(r"url\(\s*[\"']?\s*(?:https?:)?//", re.I),
+    re.compile(r"\bimport\s*\(?\s*[\"'](?:https?:)?//", re.I),
+    re.compile(r"[\"'](?:https?:)?//[^\"'\s]+\.(?:m?js|css)(?:\?[^\"'\s]*)?[\"']", re.I),
+]
+LOCAL_REF = re.compile(r"<(?:script|link)\b[^>]*?\b(?:src|href)\s*=\s*\"([^\"#]+)\"", re.I)
+
+
+def remote_references(text: str) -> list[str]:
+    return [text[max(0, m.start() - 60):m.end() + 60] for p in REMOTE for m in p.finditer(text)]
+
+
+def _nb(*cells):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = list(cells)
+    return nb
+
+
+def _md(src, **meta):
+    c = nbformat.v4.new_markdown_cell(src)
+    c.metadata.update(meta)
+    return c
+
+
+def _code(src, tags=(), lines_out=0):
+    c = nbformat.v4.new_code_cell(src)
+    if tags:
+        c.metadata["tags"] = list(tags)
+    if lines_out:
+        c.outputs = [nbformat.v4.new_output("stream", name="stdout", text="x\n" * lines_out)]
+    return c
+
+
+def test_slide_types_follow_the_headings():
+    nb = _nb(
+        _md("# 00 · Title\n\nintro"),
+        _code('DEVICE = "auto"', tags=["parameters"]),
+        _code("import torch\ncheck_params(globals())"),
+        _code("print(1)"),
+        _md("## 1. First\n\ntext"),
+        _md("**Speaker notes** (3 min)\n\n- say"),
+        _code("a = 1"), _code("b = 2"), _code("c = 3"),       # a 4th cell in the section: a sub-slide
+        _code("print(c)", lines_out=40),                      # too tall to share a screen: a sub-slide
+        _md("### detail"),                                     # a ### heading: a sub-slide
+        _md("said aloud", slideshow={"slide_type": "notes"}),
+        _md("## 2. Second"),
+    )
+    assert slides.slide_types(nb) == ["slide", "skip", "skip", "-", "slide", "notes", "-", "-",
+                                      "subslide", "subslide", "subslide", "notes", "slide"]
+
+
+def test_write_metadata_is_idempotent_and_check_fails_without_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(slides, "LESSONS", slides.LESSONS)  # main(--notebooks) rebinds it; restored after
+    copy_ = tmp_path / LESSON_00.name
+    nb = nbformat.read(LESSON_00, as_version=4)
+    for cell in nb.cells:
+        cell.metadata.pop("slideshow", None)
+    nbformat.write(nb, copy_)
+    assert slides.main(["--check", "--notebooks", str(tmp_path)]) == 1
+    assert "has no slideshow metadata" in capsys.readouterr().out
+    assert slides.main(["--write-metadata", "--notebooks", str(tmp_path)]) == 0
+    first = copy_.read_bytes()
+    assert slides.main(["--write-metadata", "--notebooks", str(tmp_path)]) == 0
+    assert copy_.read_bytes() == first, "a second --write-metadata must change nothing"
+    assert "unchanged" in capsys.readouterr().out
+    assert slides.main(["--check", "--notebooks", str(tmp_path)]) == 0
+    # A section heading that lost its slide is caught too.
+    written = nbformat.read(copy_, as_version=4)
+    heading = next(c for c in written.cells if c.cell_type == "markdown" and c.source.startswith("## "))
+    heading.metadata["slideshow"]["slide_type"] = "-"
+    assert slides.problems(written), "a ## section that does not start a slide must be reported"
+
+
+def test_every_lesson_has_its_slide_metadata():
+    """Fix with `python tools/slides.py --write-metadata` (then tools/make_solutions.py)."""
+    bad = {p.name: slides.problems(nbformat.read(p, as_version=4))[:3] for p in slides.lessons()}
+    assert not {k: v for k, v in bad.items() if v}, bad
+
+
+def test_every_lesson_has_six_slides_and_notes_stay_notes():
+    for path in slides.lessons():
+        nb = nbformat.read(path, as_version=4)
+        kinds = slides.slide_types(nb)
+        assert kinds.count("slide") + kinds.count("subslide") >= slides.MIN_SLIDES, path.name
+        for cell, kind in zip(nb.cells, kinds):
+            if cell.metadata.get("slideshow", {}).get("slide_type") == "notes":
+                assert kind == "notes", path.name
+
+
+def test_no_lesson_needs_mathjax():
+    """The offline pages ship no MathJax: a lesson with LaTeX math needs it added (tools/slides.py says how)."""
+    assert {p.name: slides.uses_latex(nbformat.read(p, as_version=4)) for p in slides.lessons()
+            if slides.uses_latex(nbformat.read(p, as_version=4))} == {}
+    assert slides.uses_latex(_nb(_md("energy $E = mc^2$"))) == [0]
+    assert slides.uses_latex(_nb(_md("costs $2 and $3; `echo $HOME`\n```bash\nx=$(pwd)\n```"))) == []
+
+
+def test_package_json_pins_the_browser_assets_without_scripts():
+    pkg = json.loads((REPO / "package.json").read_text())
+    lock = json.loads((REPO / "package-lock.json").read_text())
+    assert pkg["private"] is True and "scripts" not in pkg
+    deps = pkg["dependencies"]
+    assert set(deps) == {"reveal.js", "requirejs", "jquery", "@jupyter-widgets/html-manager"}
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+", v) for v in deps.values()), "exact versions"
+    assert deps["reveal.js"].startswith("4."), "nbconvert's reveal template expects reveal.js 4.x"
+    for name, version in deps.items():
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version, f"lockfile out of date for {name}"
+    ignored = (REPO / ".gitignore").read_text().split()
+    assert "build/" in ignored and "node_modules/" in ignored
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_slides_and_site_install_assets_then_build():
+    out = subprocess.run(["make", "-n", "-B", "-o", ".venv/.course-installed", "site"], cwd=REPO,
+                         capture_output=True, text=True, check=True).stdout
+    assert "npm ci --ignore-scripts" in out and "tools/slides.py" in out and "tools/site.py" in out
+    assert out.index("npm ci") < out.index("tools/slides.py") < out.index("tools/site.py")
+
+
+def test_site_index_links_every_lesson():
+    lessons = slides.lessons()
+    page = course_site.index_html(course_site.lesson_rows(lessons))
+    for path in lessons:
+        for link in (f"lessons/{path.stem}.html", f"slides/{path.stem}.slides.html"):
+            assert f'href="{link}"' in page, link
+        if (REPO / "solutions" / path.name).exists():
+            assert f'href="solutions/{path.stem}.html"' in page
+    assert "results/cpu-ci.json" in page and not remote_references(page)
+
+
+def _assets_installed() -> Path:
+    if not (slides.NODE_MODULES / "reveal.js").exists():
+        if shutil.which("npm") is None or shutil.which("make") is None:
+            pytest.skip("needs npm (or build/web/node_modules from `make slides`)")
+        subprocess.run(["make", "build/web/node_modules/.package-lock.json"], cwd=REPO, check=True)
+    return slides.NODE_MODULES
+
+
+def _assert_offline(page: Path, root: Path):
+    text = page.read_text(encoding="utf-8")
+    assert not remote_references(text), remote_references(text)[:3]
+    for ref in LOCAL_REF.findall(text):
+        assert (page.parent / ref).resolve().is_file(), f"{page.name}: {ref} is not a local file"
+        assert (page.parent / ref).resolve().is_relative_to(root), f"{page.name}: {ref} leaves {root}"
+    return text
+
+
+@pytest.mark.slow
+def test_slides_of_lesson_00_are_offline_with_six_slides(tmp_path):
+    _assets_installed()
+    [page] = slides.build(["00"], tmp_path)
+    text = _assert_offline(page, tmp_path)
+    assert text.count("<section") >= slides.MIN_SLIDES
+    assert 'href="assets/reveal.js/dist/theme/white.css"' in text and "mermaid" not in text.lower().split("</head>")[0]
+    assert "MathJax.Hub.Queue" not in text
+    for css in (tmp_path / "assets").rglob("*.css"):
+        assert not remote_references(css.read_text(encoding="utf-8", errors="replace")), css
+
+
+@pytest.mark.slow
+def test_site_of_lesson_00_is_offline_and_links_resolve(tmp_path):
+    _assets_installed()
+    slides.build(["00"], tmp_path / "slides")
+    index = course_site.build(tmp_path / "site", tmp_path / "slides", ["00"])
+    root = (tmp_path / "site").resolve()
+    for page in [index, *root.glob("lessons/*.html"), *root.glob("solutions/*.html"), *root.glob("slides/*.html")]:
+        _assert_offline(page, root)
+    hrefs = re.findall(r'<a href="([^"#:]+)"', index.read_text(encoding="utf-8"))
+    assert hrefs and all((root / h).is_file() for h in hrefs), hrefs
+
+
+def test_widget_state_is_kept_in_the_pages():
+    """Lesson 02 stores its explorer's widget state; the exported page carries it for the HTML manager."""
+    nb = nbformat.read(REPO / "notebooks" / "02_iris_cpu_vs_gpu.ipynb", as_version=4)
+    if "widgets" not in nb.metadata:
+        pytest.skip("lesson 02 has no saved widget state")
+    body, _ = slides.exporter("html", "assets").from_notebook_node(copy.deepcopy(nb))
+    assert 'type="application/vnd.jupyter.widget-state+json"' in body
+    assert 'type="application/vnd.jupyter.widget-view+json"' in body
+    assert "'assets/html-manager/embed-amd.js'" in body and not remote_references(body)
