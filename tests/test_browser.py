@@ -45,7 +45,7 @@ BENIGN_CONSOLE_ERRORS: dict[str, str] = {}
 # --- the browser ------------------------------------------------------------------------------
 
 def _no_browser(reason: str):
-    """Skip on a developer's machine; under CI (where .ci/run installs Chromium) fail instead."""
+    """Skip on a developer's machine when a tool is missing; under CI fail instead."""
     if os.environ.get("CI"):
         pytest.fail(f"{reason} (CI is set: .ci/run must install it)")
     pytest.skip(reason)
@@ -317,6 +317,8 @@ def offline_pages():
         pytest.skip(f"the offline slides/site are not built by this checkout yet: no {', '.join(missing)}")
     if shutil.which("make") is None:
         pytest.skip("needs make")
+    if shutil.which("npm") is None and not (REPO / "build" / "web" / "node_modules").is_dir():
+        _no_browser("make slides / make site need npm (Node.js) for their pinned browser assets")
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     venv = VENV_BIN.parent
     # -o: never reinstall the venv from inside a test (this one is already set up).
