@@ -33,7 +33,7 @@ from conftest import REPO, lesson_notebooks
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))  # another Chromium-based browser: set it
 LESSON_TIMEOUT_S = 150      # one SMOKE lesson, opened and run in the UI (they take seconds; CI is loaded)
 VENV_BIN = Path(sys.executable).parent
 
