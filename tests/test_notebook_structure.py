@@ -79,3 +79,16 @@ def test_lesson_has_the_common_shape(path):
     assert any("This machine vs the references" in h for h in headings), "a '## N. This machine vs the references' section"
     assert re.search(r"Summary", headings[-2]) and re.search(r"Exercises", headings[-1]), \
         f"the last two sections are Summary and Exercises, got {headings[-2:]}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_papermill_can_read_every_parameter(path):
+    """papermill skips a parameter whose comment holds '=' (then `make run -p NAME=…` calls it unknown)."""
+    from papermill.inspection import _infer_parameters
+
+    nb = nbformat.read(path, as_version=4)
+    for c in nb.cells:
+        c.metadata.setdefault("tags", [])
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    names = [line.split("=")[0].strip() for line in cell.source.splitlines() if re.match(r"^[A-Z_][A-Z0-9_]*\s*=", line)]
+    assert [p.name for p in _infer_parameters(nb)] == names
