@@ -92,3 +92,15 @@ def test_papermill_can_read_every_parameter(path):
     cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
     names = [line.split("=")[0].strip() for line in cell.source.splitlines() if re.match(r"^[A-Z_][A-Z0-9_]*\s*=", line)]
     assert [p.name for p in _infer_parameters(nb)] == names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_expected_results_have_both_bounds(path):
+    """A range with no upper bound cannot catch a figure that is wildly off (e.g. ms recorded as s)."""
+    import json
+
+    from conftest import REPO
+
+    required = json.loads((REPO / "tests" / "expected" / f"{path.stem}.json").read_text())["required"]
+    open_ended = [k for k, (lo, hi) in required.items() if lo is None or hi is None]
+    assert not open_ended, f"give these a finite range: {open_ended}"
