@@ -12,8 +12,6 @@ The planner that uses all this to estimate a training step is :mod:`course_utils
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -221,7 +219,9 @@ def profiler_peak(fn: Callable[[], None]) -> int:
     ``torch.profiler`` with ``profile_memory=True``: every allocation and free (sizes signed) in time order."""
     from torch.profiler import ProfilerActivity, profile
 
-    with _stderr_silenced(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    from .profiling import quiet_kineto
+
+    with quiet_kineto(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         fn()
     events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
     live = peak = 0
@@ -229,22 +229,6 @@ def profiler_peak(fn: Callable[[], None]) -> int:
         live += e.nbytes()
         peak = max(peak, live)
     return peak
-
-
-@contextmanager
-def _stderr_silenced() -> Iterator[None]:
-    """Point file descriptor 2 at /dev/null for a block. Recent torch.profiler back ends (Kineto) write
-    "USDT: profiler_start/stop" lines with a timestamp there on every start and stop, which would land in
-    a notebook's stored outputs. Python exceptions still propagate; only C++ log lines are lost."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 __all__ = ["CUDA_BLOCK", "AllocationTracker", "PeakTracker", "has_storage", "profiler_peak", "storage_bytes",

@@ -3,13 +3,14 @@ and keeping the noise of native libraries out of a notebook's outputs.
 
 The teaching code (the profiler, the fixes, ``torch.compile`` itself) is in the lesson; these helpers
 only make its runs independent and its stored outputs reproducible.
-Used by: notebook 10.
+Used by: notebooks 02, 10.
 """
 from __future__ import annotations
 
 import atexit
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -75,6 +76,35 @@ def fresh_inductor_caches(root: Path) -> Iterator[None]:
     root.mkdir(parents=True, exist_ok=True)
     with fresh(dir=str(root)):
         yield
+
+
+# Lines that libkineto (the engine behind torch.profiler) writes straight to file descriptor 2 on
+# every start and stop, whatever KINETO_LOG_LEVEL says: status chatter, not warnings.
+KINETO_CHATTER = re.compile(r"^(USDT|STAGE):\S+ \S+ \d+:\d+ \S+\.cpp:\d+\]")
+
+
+@contextmanager
+def quiet_kineto() -> Iterator[None]:
+    """Run a block with file descriptor 2 captured; afterwards re-emit every line on ``sys.stderr``
+    except libkineto's start/stop chatter (``USDT:...`` / ``STAGE:...``).
+
+    Nothing else is lost: real warnings and errors written in the block still appear, just after
+    it. Python-level ``sys.stderr`` writes are not touched (they do not go through fd 2 in Jupyter).
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            kept = [line for line in capture.read().decode(errors="replace").splitlines()
+                    if not KINETO_CHATTER.match(line)]
+            if kept:
+                print("\n".join(kept), file=sys.stderr)
 
 
 @dataclass

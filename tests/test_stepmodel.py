@@ -8,7 +8,8 @@ import pytest
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from course_utils.stepmodel import quiet_kineto, threads_in_note, threads_label
+from course_utils.profiling import quiet_kineto
+from course_utils.stepmodel import threads_in_note, threads_label
 
 
 def test_quiet_kineto_drops_profiler_chatter_only(capfd):
