@@ -123,11 +123,12 @@ lab: $(STAMP)
 	@# Always a token (an empty one would switch authentication off), passed in the environment, never
 	@# in argv. JupyterLab masks a token it was given, so print the login URL here. port_retries=0:
 	@# a busy port is an error, not a silent move to another port that the printed URL does not name.
+	@# The repository is the root (solutions/ opens from the lab, beside notebooks/); the lab starts in notebooks/.
 	$(if $(IS_ROOT),@echo "$(ROOT_WARNING)" >&2)
 	@JUPYTER_TOKEN="$${JUPYTER_TOKEN:-$$($(PY) -c 'import secrets; print(secrets.token_hex(24))')}"; \
 	export JUPYTER_TOKEN; \
-	echo "Open JupyterLab at: http://127.0.0.1:$(PORT)/lab?token=$$JUPYTER_TOKEN"; \
-	exec $(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) --ServerApp.port_retries=0 \
+	echo "Open JupyterLab at: http://127.0.0.1:$(PORT)/lab/tree/notebooks?token=$$JUPYTER_TOKEN"; \
+	exec $(VENV)/bin/jupyter lab --notebook-dir=. --ServerApp.default_url=/lab/tree/notebooks --port=$(PORT) --ServerApp.port_retries=0 \
 		$(if $(IS_ROOT),--allow-root) $(LAB_ARGS)
 
 # The inner loop: unit tests only (no lesson runs, no real launches), under a minute.

@@ -66,6 +66,7 @@ def run_one(nb: Path, out_dir: Path, parameters: dict, timeout: int) -> dict:
     ledger = out_dir / "ledger" / f"{nb.stem}.json"
     ledger.unlink(missing_ok=True)
     os.environ["COURSE_LEDGER"] = str(ledger)  # the kernel inherits this environment
+    os.environ["COURSE_PROGRESS"] = "0"  # no live status lines in stored outputs (course_utils.progress)
     t0 = time.perf_counter()
     status, error = "ok", None
     try:

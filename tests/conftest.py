@@ -7,6 +7,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# Kernels started by the tests (lesson runs, nbval) inherit this: course_utils.progress shows its live
+# status line only in an interactive frontend, never in outputs that are compared or stored.
+os.environ.setdefault("COURSE_PROGRESS", "0")
 NOTEBOOK_DIR = REPO / "notebooks"
 
 

@@ -318,9 +318,15 @@ def test_make_lab_keeps_the_token_off_every_command_line(tmp_path):
         _wait_until_serving(proc, port, token, log)
         assert _status(port, None) == 403 and _status(port, "wrong") == 403 and _status(port, token) == 200
         printed = re.search(r"Open JupyterLab at: (\S+)", log.read_text()).group(1)
-        assert printed == f"http://127.0.0.1:{port}/lab?token={token}"
+        assert printed == f"http://127.0.0.1:{port}/lab/tree/notebooks?token={token}"
         with urllib.request.urlopen(printed, timeout=10) as resp:
             assert resp.status == 200, "the printed URL is the one that works"
+        # The solutions every exercise names open from the lab, beside the lessons.
+        for folder in ("notebooks", "solutions"):
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/api/contents/{folder}/00_environment_check.ipynb",
+                                         headers={"Authorization": f"token {token}"})
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                assert resp.status == 200 and json.loads(resp.read())["type"] == "notebook", folder
         # A kernel too: every process in the tree, the kernel included, has a token-free argv.
         req = urllib.request.Request(f"http://127.0.0.1:{port}/api/kernels", data=b"{}", method="POST",
                                      headers={"Authorization": f"token {token}"})
@@ -354,7 +360,7 @@ def test_container_entrypoint_generates_a_token_and_keeps_it_off_the_command_lin
     proc = _serve(["sh", str(REPO / "tools" / "docker-entrypoint.sh"), extra], env, log)
     try:
         deadline = time.monotonic() + 60
-        while not (m := re.search(r"lab\?token=(\w+)", log.read_text())) and time.monotonic() < deadline:
+        while not (m := re.search(r"lab/tree/notebooks\?token=(\w+)", log.read_text())) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert m, log.read_text()
         token = m.group(1)

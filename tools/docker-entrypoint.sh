@@ -16,7 +16,7 @@ esac
 cd "$(dirname "$0")/.."
 if [ -z "${JUPYTER_TOKEN:-}" ]; then
     JUPYTER_TOKEN=$(python -c 'import secrets; print(secrets.token_hex(24))')
-    echo "JUPYTER_TOKEN was not set; generated one. Open: http://127.0.0.1:${JUPYTER_PORT:-8888}/lab?token=${JUPYTER_TOKEN}"
+    echo "JUPYTER_TOKEN was not set; generated one. Open: http://127.0.0.1:${JUPYTER_PORT:-8888}/lab/tree/notebooks?token=${JUPYTER_TOKEN}"
 fi
 export JUPYTER_TOKEN
 if [ "$(id -u)" = 0 ]; then
@@ -26,4 +26,4 @@ fi
 # All interfaces inside the container (JUPYTER_IP changes that); publish on the host's loopback.
 # port_retries=0: a busy port is an error, not a silent move to a port the printed URL does not name.
 exec jupyter lab --ip="${JUPYTER_IP:-0.0.0.0}" --port="${JUPYTER_PORT:-8888}" --ServerApp.port_retries=0 --no-browser \
-    --notebook-dir=notebooks --ServerApp.allow_remote_access=True "$@"
+    --notebook-dir=. --ServerApp.default_url=/lab/tree/notebooks --ServerApp.allow_remote_access=True "$@"

@@ -31,6 +31,7 @@ def store(path: Path, timeout: int = 1200) -> float:
 
 def main(prefixes: list[str]) -> None:
     os.environ.pop("COURSE_LEDGER", None)  # a reference run writes no ledger
+    os.environ["COURSE_PROGRESS"] = "0"  # live status lines are for JupyterLab, never stored
     for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
         if prefixes and not any(path.name.startswith(p) for p in prefixes):
             continue
