@@ -37,3 +37,40 @@ def new_children() -> list[int]:
 
 def lesson_notebooks() -> list[Path]:
     return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+
+
+# --- The one-screen summary `make test` ends with: per phase, passed / failed / skipped and seconds. ---
+def _phase(nodeid: str, keywords) -> str:
+    path = nodeid.split("::", 1)[0]
+    if path.startswith("notebooks/"):
+        return "nbval (stored outputs)"
+    name = path.rsplit("/", 1)[-1]
+    named = {"test_notebooks.py": "lessons (strict, SMOKE)", "test_browser.py": "browser (JupyterLab, decks)",
+             "test_slides_site.py": "slides and site", "test_packaging.py": "setup files, make lab, container"}
+    if name in named:
+        return named[name]
+    return "processes and kernels" if "slow" in keywords else "unit"
+
+
+def pytest_runtest_logreport(report):
+    report.user_properties.append(("course_phase", _phase(report.nodeid, report.keywords)))
+
+
+def pytest_terminal_summary(terminalreporter):
+    phases: dict[str, dict[str, float]] = {}
+    for outcome in ("passed", "failed", "error", "skipped"):
+        for rep in terminalreporter.stats.get(outcome, []):
+            if not hasattr(rep, "nodeid") or not hasattr(rep, "duration"):
+                continue
+            phase = dict(getattr(rep, "user_properties", [])).get("course_phase") or _phase(rep.nodeid, rep.keywords)
+            row = phases.setdefault(phase, {"passed": 0, "failed": 0, "skipped": 0, "seconds": 0.0})
+            row["seconds"] += rep.duration
+            if outcome != "passed" or rep.when == "call":  # a test counts once: its call, or the phase that stopped it
+                row["failed" if outcome == "error" else outcome] += 1
+    if not phases:
+        return
+    tr = terminalreporter
+    tr.write_sep("=", "course test summary (seconds are summed test time)")
+    tr.write_line(f"{'phase':<34}{'passed':>8}{'failed':>8}{'skipped':>9}{'seconds':>10}")
+    for phase, row in sorted(phases.items(), key=lambda kv: -kv[1]["seconds"]):
+        tr.write_line(f"{phase:<34}{row['passed']:>8.0f}{row['failed']:>8.0f}{row['skipped']:>9.0f}{row['seconds']:>10.1f}")
