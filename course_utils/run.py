@@ -63,6 +63,8 @@ def run_one(nb: Path, out_dir: Path, parameters: dict, timeout: int) -> dict:
     """Execute one notebook; return its summary entry (status, seconds, results, error)."""
     import papermill as pm  # imported here: only headless runs need it
 
+    from .kernels import LocalKernelManager
+
     ledger = out_dir / "ledger" / f"{nb.stem}.json"
     ledger.unlink(missing_ok=True)
     os.environ["COURSE_LEDGER"] = str(ledger)  # the kernel inherits this environment
@@ -73,6 +75,7 @@ def run_one(nb: Path, out_dir: Path, parameters: dict, timeout: int) -> dict:
         pm.execute_notebook(
             str(nb), str(out_dir / nb.name), parameters=parameters, cwd=str(nb.parent),
             kernel_name="python3", progress_bar=False, execution_timeout=timeout,
+            kernel_manager_class=LocalKernelManager,  # ipc, not TCP: no transport warning per lesson
         )
     except Exception as exc:  # a failing notebook is reported, the others still run
         status, error = "failed", f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"

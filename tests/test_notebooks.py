@@ -18,6 +18,7 @@ import math
 import pytest
 
 from conftest import NOTEBOOK_DIR, REPO, lesson_notebooks
+from course_utils.kernels import LocalKernelManager
 
 TIME_UNITS = {"s", "ms", "us", "ns"}
 
@@ -36,7 +37,8 @@ def _run_lesson_then_solutions(stem: str, ledger, monkeypatch, **parameters):
     for c in nb.cells:
         c.metadata.setdefault("tags", [])
     nb = parameterize_notebook(nb, parameters)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
+                            kernel_manager_class=LocalKernelManager)
     bit = []
     with client.setup_kernel():
         for index, cell in enumerate(nb.cells):

@@ -93,3 +93,21 @@ def test_make_run_passes_notebooks_and_parameters():
     out = subprocess.run(["make", "-n", "-o", ".venv/.course-installed", "run", "NOTEBOOKS=02 03", "PARAMS=EPOCHS=5 SIZES=[1,2]"],
                          cwd=repo, capture_output=True, text=True, check=True).stdout
     assert "-m course_utils.run 02 03 --device auto" in out and "-p 'EPOCHS=5' -p 'SIZES=[1,2]'" in out
+
+
+@pytest.mark.slow
+def test_runner_output_has_only_the_courses_lines(tmp_path):
+    """`make run`'s output is the runner's table and nothing else: no kernel transport warning
+    (ipykernel warns on every TCP start; course_utils.kernels starts kernels over ipc)."""
+    import re
+    import sys
+
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    _notebook(nbs / "01_quiet.ipynb", "print('inside the notebook')")
+    proc = subprocess.run([sys.executable, "-m", "course_utils.run", "--notebooks", str(nbs), "--out", str(tmp_path / "out"),
+                           "--smoke"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ours = [r"notebook\s+status\s+seconds", r"01_quiet\s+ok\s+[\d.]+", r"total\s+ok\s+[\d.]+", r"summary: \S+summary\.json"]
+    for line in (proc.stdout + proc.stderr).splitlines():
+        assert any(re.fullmatch(p, line.strip()) for p in ours), f"a line the course did not write: {line!r}"

@@ -15,13 +15,16 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from course_utils.kernels import LocalKernelManager
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 
 def store(path: Path, timeout: int = 1200) -> float:
     nb = nbformat.read(path, as_version=4)
     t0 = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},
+                   kernel_manager_class=LocalKernelManager).execute()
     for cell in nb.cells:  # keep diffs small: no per-run timing metadata
         cell.metadata.pop("execution", None)
     nb.metadata.pop("papermill", None)

@@ -1,0 +1,22 @@
+"""The kernel manager for the kernels the course starts headless (make run, make outputs, the tests).
+
+Why: ipykernel warns "Kernel is running over TCP without encryption" at every start on TCP, once
+per lesson in ``make run``'s output. A kernel started by this machine, for this machine, needs no
+network port at all: on POSIX the kernel and its client talk over Unix-domain sockets (ZeroMQ's
+``ipc`` transport) in Jupyter's private runtime folder (mode 0700), which nothing else can reach,
+so the warning's cause is gone rather than filtered. Windows has no ``ipc`` transport: TCP there.
+"""
+from __future__ import annotations
+
+import os
+
+from jupyter_client import AsyncKernelManager
+from traitlets import default
+
+
+class LocalKernelManager(AsyncKernelManager):
+    """An ``AsyncKernelManager`` (nbclient's and papermill's default) that prefers the ipc transport."""
+
+    @default("transport")
+    def _default_transport(self) -> str:
+        return "ipc" if os.name == "posix" else "tcp"
