@@ -113,6 +113,19 @@ def test_00_release_table_states_the_cuda13_pypi_default_with_sources():
         assert url in md
 
 
+def test_00_review_fixes_hold():
+    """Lesson 00 after the review: the runtime is not said to live inside the wheel; collect_env is named;
+    the bf16 check that matches "bf16 Tensor Cores" is the one without emulation; aarch64 starts at 8.0."""
+    nb = _nb("00")
+    md = _markdown(nb)
+    assert "ships inside its wheel" not in md and "carries its own\ncopy" not in md
+    assert "python -m torch.utils.collect_env" in md
+    assert "is_bf16_supported(including_emulation=False)" in md
+    assert "aarch64" in md
+    from course_utils.exercises import evaluate
+    assert "inside the PyTorch wheel" not in evaluate("00.no_gpu_cause", "a").message
+
+
 def test_00_prints_the_driver_version():
     source = _cell(_nb("00"), "report = environment_report()")
     assert '"nvidia_driver"' in source
@@ -195,7 +208,9 @@ def test_00_exercise_judges_use_the_lessons_own_thresholds():
 
     flags = _cell(_nb("00"), 'add_check("Python >= 3.10"')
     assert "{12: 525, 13: 580}" in flags and "cap >= (7, 0)" in flags and "cap >= (8, 0)" in flags
-    assert [_pick_wheel(d, (9, 0)) for d in (None, 524, 525, 579, 580)] == ["cpu", "cpu", "cu128", "cu128", "cu130"]
-    assert _pick_wheel(600, (7, 0)) == "cu126"  # Volta: only the CUDA 12.6 build of 2.11 has its kernels
+    assert [_pick_wheel(d, (9, 0)) for d in (None, 524, 525, 579, 580)] == ["cpu", "cpu", "cu126", "cu126", "cu130"]
+    assert _pick_wheel(600, (7, 0)) == "cu126"  # Volta: only the CUDA 12.6 build of 2.13 has its kernels
+    md = _markdown(_nb("00"))
+    assert "PyTorch 2.13, the release this course uses" in md and "`cu128`" not in md
     assert [_gpu_features(cc) for cc in ((6, 1), (7, 0), (7, 5), (8, 0))] == [
         (False, False, False), (True, False, False), (True, False, True), (True, True, True)]
