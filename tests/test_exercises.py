@@ -231,3 +231,26 @@ def test_lesson02_predict_run_rejects_wrong_types_with_a_hint(bad):
 def test_lesson01_best_size_rejects_a_string_with_a_hint():
     out = evaluate("01.best_size", "256", measured={64: 3.0, 256: 40.0, 1024: 31.0})
     assert out.verdict is Verdict.WRONG and "without quotes" in out.message
+
+
+@pytest.mark.parametrize("key, answer", [
+    ("00.gpu_features", lambda cc: [True, False, True]),       # a list, not a tuple
+    ("00.gpu_features", lambda cc: None),                       # forgot to return
+    ("00.pick_wheel", lambda driver, cc: None),
+    ("00.no_gpu_cause", None),
+    ("01.to_same_object", [True, False, True]),
+    ("01.to_same_object", "True, False, True"),
+    ("01.sync_timer", lambda fn, sync, clock, warmup=3, repeats=7: None),
+    ("01.to_device", lambda batch, device: None),
+    ("02.overhead_width", "1000"),
+    ("02.momentum_part", None),
+])
+def test_wrong_types_get_a_hint_not_a_crash(key, answer):
+    """Lessons 00-02: an answer of the wrong type or shape is *wrong* with a hint that teaches, never an
+    exception from the judge itself."""
+    ex = REGISTRY[key]
+    context = ex.example or ({"measured": {64: 3.0}} if key == "01.best_size" else {})
+    out = evaluate(key, answer, **context)
+    assert out.verdict is Verdict.WRONG, out
+    assert not out.message.startswith("your answer raised"), out.message
+    assert len(out.message) >= 20
