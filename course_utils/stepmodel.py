@@ -38,9 +38,9 @@ def mlp_step_bytes(width: int, batch: int, in_features: int = 4, classes: int = 
       ``optimizer_states`` copies (0 for plain SGD, 1 for SGD with momentum, 2 for Adam);
     - inputs: ``batch`` rows of ``in_features`` floats and one int64 label each;
     - activations and backward: at the peak (inside ``backward()``) three ``batch × width``
-      float tensors are alive (the first layer's output and its ReLU, kept for backward, and the
-      gradient being computed), plus a few ``batch × classes`` ones (scores, log-probabilities and
-      their gradients). That "three" is measured, not assumed: ``tests/test_stepmodel.py`` compares
+      float tensors are alive (the ReLU's output, which autograd saves for its backward, the
+      gradient flowing into the ReLU and the gradient coming out of it), plus a few
+      ``batch × classes`` ones (scores, log-probabilities and their gradients). That "three" is measured, not assumed: ``tests/test_stepmodel.py`` compares
       this estimate with the peak that ``memtrack.track_peak`` sees on a real step.
     Kernel scratch space (BLAS packing buffers, cuBLAS workspaces) is not counted: the margin of
     :func:`fits` is for it, for the allocator's rounding, and for everything else the machine runs.
