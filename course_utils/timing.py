@@ -106,6 +106,40 @@ def median_of(fn: Callable[[], object], device: torch.device | str = "cpu", repe
     return Timing(label="", median=statistics.median(times), iqr=q[2] - q[0], times=times, calls=repeats)
 
 
+def relative_spread(samples: list[float]) -> float:
+    """Inter-quartile range of ``samples`` over their median (0.05 = 5 %); 0 for fewer than 2 samples.
+    The yardstick for "is this difference bigger than the noise of this run?"."""
+    if len(samples) < 2:
+        return 0.0
+    q = statistics.quantiles(samples, n=4)
+    med = statistics.median(samples)
+    return (q[2] - q[0]) / med if med > 0 else float("nan")
+
+
+def quartiles(t: Timing) -> tuple[float, float]:
+    """The first and third quartile of ``t``'s timed samples (both the median for one sample)."""
+    if len(t.times) < 2:
+        return t.median, t.median
+    q = statistics.quantiles(t.times, n=4)
+    return q[0], q[2]
+
+
+def faster_verdict(a: Timing, b: Timing, a_name: str, b_name: str, scale: float = 1.0) -> str:
+    """Which of two timings is faster, or ``"inconclusive on this run (spread …)"`` when their
+    inter-quartile ranges overlap: a ratio of medians means nothing when the samples of the two sides
+    interleave. ``scale`` converts both to per-unit times (e.g. ``1 / steps``) for the printed spread.
+    Fewer than 3 samples per side give no spread to judge, and the verdict says so."""
+    (a1, a3), (b1, b3) = quartiles(a), quartiles(b)
+    spread = (f"spread {a_name} {a1 * scale * 1e3:.3f}-{a3 * scale * 1e3:.3f} ms, "
+              f"{b_name} {b1 * scale * 1e3:.3f}-{b3 * scale * 1e3:.3f} ms")
+    if min(len(a.times), len(b.times)) >= 3 and a1 <= b3 and b1 <= a3:
+        return f"inconclusive on this run ({spread})"
+    fast, slow = (a_name, b_name) if a.median < b.median else (b_name, a_name)
+    ratio = max(a.median, b.median) / min(a.median, b.median)
+    few = "" if min(len(a.times), len(b.times)) >= 3 else "; fewer than 3 repeats: no spread to judge"
+    return f"{fast} is {ratio:.1f}x faster than {slow} ({spread}{few})"
+
+
 @contextmanager
 def torch_threads(n: int) -> Iterator[None]:
     """Run a block with ``torch.set_num_threads(n)``, then restore the previous thread count.

@@ -238,19 +238,21 @@ _SEEN = """() => ({
 
 
 def _move_explorer_slider(page) -> None:
-    """Lesson 02's explorer: ArrowRight on the 'steps' slider re-runs the comparison below it."""
-    slider = page.locator(".widget-slider", has=page.locator("label.widget-label", has_text=re.compile(r"^steps$")))
+    """Lesson 02's explorer: ArrowRight on the 'batch' slider re-runs the comparison below it (the
+    "timing ..." line first, then the new result, which replaces the stale one)."""
+    slider = page.locator(".widget-slider", has=page.locator("label.widget-label", has_text=re.compile(r"^batch$")))
     output = page.locator(".widget-vbox .widget-output").first
     before_value, before_text = slider.locator(".widget-readout").inner_text(), output.inner_text()
-    assert f"{before_value} steps" in before_text, f"the explorer's first comparison is missing: {before_text!r}"
-    old = output.text_content()
+    assert f"batch {before_value}:" in before_text, f"the explorer's first comparison is missing: {before_text!r}"
     slider.locator(".noUi-handle").focus()
     page.keyboard.press("ArrowRight")
-    page.wait_for_function("([el, old]) => el.textContent.trim() && el.textContent !== old",
-                           arg=[output.element_handle(), old], timeout=60_000)
-    after_value, after_text = slider.locator(".widget-readout").inner_text(), output.inner_text()
+    after_value = slider.locator(".widget-readout").inner_text()
     assert after_value != before_value, "ArrowRight did not move the slider"
-    assert f"{after_value} steps" in after_text, f"the output does not show the new value {after_value}: {after_text!r}"
+    page.wait_for_function("([el, want]) => el.textContent.includes(want)",
+                           arg=[output.element_handle(), f"batch {after_value}: needs"], timeout=60_000)
+    after_text = output.inner_text()
+    assert f"batch {before_value}:" not in after_text, f"the stale result is still shown: {after_text!r}"
+    assert "ms/step" in after_text, f"the output does not show a timing for {after_value}: {after_text!r}"
 
 
 def _finish(page, name: str, port: int, token: str) -> None:

@@ -121,3 +121,136 @@ def test_solutions_are_generated_from_the_lessons():
     assert done.returncode == 0, done.stderr
     for path in lesson_notebooks():
         assert (REPO / "solutions" / path.name).exists()
+
+
+# --- wrong types get a hint, untouched starters are "not attempted" (issue 17) --------------------
+
+def test_number_hint_names_what_was_handed_in():
+    import torch
+
+    from course_utils.exercises import number_hint
+
+    assert number_hint(2.5) is None and number_hint(3) is None
+    assert "forget to `return`" in number_hint(None)
+    assert "without quotes" in number_hint("2.5")
+    assert "tensor" in number_hint(torch.tensor(2.5)) and "autograd graph" not in number_hint(torch.tensor(2.5))
+    assert "autograd graph" in number_hint(torch.tensor(2.5, requires_grad=True) * 2)
+    assert "NaN" in number_hint(float("nan"))
+    assert number_hint(True) is not None, "a bool is not an answer of seconds"
+
+
+def test_close_on_a_graph_attached_tensor_prints_no_warning():
+    import warnings
+
+    import torch
+
+    from course_utils.exercises import close
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # a UserWarning here would fail the test
+        assert close(torch.tensor(1.0, requires_grad=True) * 1.0, 1.0, rel=1e-6)
+
+
+def test_a_starter_loop_is_not_attempted_until_edited():
+    from course_utils.exercises import is_starter
+
+    def starter(xs):
+        """Docstring."""
+        total = 0
+        for x in xs:
+            total += x          # TODO: change me
+        return total
+
+    def renamed_with_new_comments(xs):
+        total = 0
+        for x in xs:
+            total += x          # still unchanged
+        return total
+
+    def edited(xs):
+        total = 0
+        for x in xs:
+            total += 2 * x
+        return total
+
+    assert is_starter(renamed_with_new_comments, starter)
+    assert not is_starter(edited, starter) and not is_starter(3, starter)
+
+
+def test_lesson02_read_every_template_is_not_attempted_and_kept_tensors_are_wrong():
+    """The template in lesson 02 is the buggy loop: untouched it must say "not attempted", not "wrong";
+    a loop that keeps the loss tensors (graph attached) must be rejected with a hint, without a warning."""
+    import warnings
+
+    from course_utils.exercises.lesson02 import _item_every_epoch, _kept_tensors
+
+    def template(model, X, y, opt, loss_fn, epochs: int, every: int) -> list[float]:
+        """As in the lesson."""
+        losses = []
+        for epoch in range(epochs):
+            loss = loss_fn(model(X), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            value = loss.item()                  # TODO: this reads every epoch
+            if epoch % every == 0:               # TODO
+                losses.append(value)
+        return losses
+
+    assert evaluate("02.read_every", template).verdict is Verdict.NOT_ATTEMPTED
+    assert evaluate("02.read_every", _item_every_epoch).verdict is Verdict.NOT_ATTEMPTED
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kept = evaluate("02.read_every", _kept_tensors)
+    assert kept.verdict is Verdict.WRONG and "tensors" in kept.message and ".item()" in kept.message
+
+    def returns_nothing(model, X, y, opt, loss_fn, epochs, every):
+        for _ in range(epochs):
+            loss = loss_fn(model(X), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+    def detached_tensors(model, X, y, opt, loss_fn, epochs, every):
+        return [t.detach() for t in _kept_tensors(model, X, y, opt, loss_fn, epochs, every)]
+
+    assert "NoneType" in evaluate("02.read_every", returns_nothing).message
+    assert "tensor" in evaluate("02.read_every", detached_tensors).message
+
+
+@pytest.mark.parametrize("bad", [None, "2.0", [2.0]])
+def test_lesson02_predict_run_rejects_wrong_types_with_a_hint(bad):
+    import torch
+
+    out = evaluate("02.predict_run", bad, parts_us={"forward": 100.0})
+    assert out.verdict is Verdict.WRONG and "you gave" in out.message
+    t = evaluate("02.predict_run", torch.tensor(2.0), parts_us={"forward": 100.0})
+    assert t.verdict is Verdict.WRONG and ".item()" in t.message
+
+
+def test_lesson01_best_size_rejects_a_string_with_a_hint():
+    out = evaluate("01.best_size", "256", measured={64: 3.0, 256: 40.0, 1024: 31.0})
+    assert out.verdict is Verdict.WRONG and "without quotes" in out.message
+
+
+@pytest.mark.parametrize("key, answer", [
+    ("00.gpu_features", lambda cc: [True, False, True]),       # a list, not a tuple
+    ("00.gpu_features", lambda cc: None),                       # forgot to return
+    ("00.pick_wheel", lambda driver, cc: None),
+    ("00.no_gpu_cause", None),
+    ("01.to_same_object", [True, False, True]),
+    ("01.to_same_object", "True, False, True"),
+    ("01.sync_timer", lambda fn, sync, clock, warmup=3, repeats=7: None),
+    ("01.to_device", lambda batch, device: None),
+    ("02.overhead_width", "1000"),
+    ("02.momentum_part", None),
+])
+def test_wrong_types_get_a_hint_not_a_crash(key, answer):
+    """Lessons 00-02: an answer of the wrong type or shape is *wrong* with a hint that teaches, never an
+    exception from the judge itself."""
+    ex = REGISTRY[key]
+    context = ex.example or ({"measured": {64: 3.0}} if key == "01.best_size" else {})
+    out = evaluate(key, answer, **context)
+    assert out.verdict is Verdict.WRONG, out
+    assert not out.message.startswith("your answer raised"), out.message
+    assert len(out.message) >= 20

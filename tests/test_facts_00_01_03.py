@@ -1,4 +1,4 @@
-"""Guards for factual fixes in lessons 00, 01 and 03 (issue 9, section 2).
+"""Guards for factual fixes in lessons 00, 01 and 03 (issue 9, section 2), and lesson 02's issue-17 fixes.
 
 Where a fix is logic (a message that depends on whether ``results/h200.json`` is shipped), the test
 runs the lesson's own cell source with both answers. Where it is a sentence, the test checks that the
@@ -113,6 +113,19 @@ def test_00_release_table_states_the_cuda13_pypi_default_with_sources():
         assert url in md
 
 
+def test_00_review_fixes_hold():
+    """Lesson 00 after the review: the runtime is not said to live inside the wheel; collect_env is named;
+    the bf16 check that matches "bf16 Tensor Cores" is the one without emulation; aarch64 starts at 8.0."""
+    nb = _nb("00")
+    md = _markdown(nb)
+    assert "ships inside its wheel" not in md and "carries its own\ncopy" not in md
+    assert "python -m torch.utils.collect_env" in md
+    assert "is_bf16_supported(including_emulation=False)" in md
+    assert "aarch64" in md
+    from course_utils.exercises import evaluate
+    assert "inside the PyTorch wheel" not in evaluate("00.no_gpu_cause", "a").message
+
+
 def test_00_prints_the_driver_version():
     source = _cell(_nb("00"), "report = environment_report()")
     assert '"nvidia_driver"' in source
@@ -195,7 +208,62 @@ def test_00_exercise_judges_use_the_lessons_own_thresholds():
 
     flags = _cell(_nb("00"), 'add_check("Python >= 3.10"')
     assert "{12: 525, 13: 580}" in flags and "cap >= (7, 0)" in flags and "cap >= (8, 0)" in flags
-    assert [_pick_wheel(d, (9, 0)) for d in (None, 524, 525, 579, 580)] == ["cpu", "cpu", "cu128", "cu128", "cu130"]
-    assert _pick_wheel(600, (7, 0)) == "cu126"  # Volta: only the CUDA 12.6 build of 2.11 has its kernels
+    assert [_pick_wheel(d, (9, 0)) for d in (None, 524, 525, 579, 580)] == ["cpu", "cpu", "cu126", "cu126", "cu130"]
+    assert _pick_wheel(600, (7, 0)) == "cu126"  # Volta: only the CUDA 12.6 build of 2.13 has its kernels
+    md = _markdown(_nb("00"))
+    assert "PyTorch 2.13, the release this course uses" in md and "`cu128`" not in md
     assert [_gpu_features(cc) for cc in ((6, 1), (7, 0), (7, 5), (8, 0))] == [
         (False, False, False), (True, False, False), (True, False, True), (True, True, True)]
+
+
+# --- issue 17: the texts are named, never "the source" ------------------------------------------
+
+@pytest.mark.parametrize("prefix", ["00", "01", "02"])
+def test_lessons_name_the_post_they_check_and_never_say_the_source(prefix):
+    import re
+
+    nb = _nb(prefix)
+    text = "\n".join(c.source for c in nb.cells)
+    assert not re.search(r"\bthe source\b(?! of)", text, re.IGNORECASE), "name the post (docs/sources.md)"
+    assert "docs/sources.md" in text
+    named = {"00": ['"tensor operations" post'], "01": ['"GPU training" post', '"tensor operations" post'],
+             "02": ['"GPU training" post']}[prefix]
+    for name in named:
+        assert f"**{name.split(' post')[0]} post**" in text or f"**{name}**" in text, f"{name} is not introduced"
+
+
+def test_02_cites_the_authors_own_comparison():
+    md = _markdown(_nb("02"))
+    assert "i9-12900KF" in md and "RTX 3080 Ti" in md and "浙大疏锦行" in md
+
+
+def test_02_sweep_prints_each_cpu_figure_once_on_a_cpu_only_machine():
+    source = _cell(_nb("02"), "SWEEPS = {")
+    ns = {"torch": torch, "cpu": torch.device("cpu"), "device": torch.device("cpu"), "DEVICE_NAME": "CPU",
+          "CPU_SIDE": "1 CPU thread", "SWEEP_WIDTHS": [10, 100], "SWEEP_BATCHES": [120, 1000],
+          "iris": SimpleNamespace(X_train=torch.zeros(120, 4)), "record": lambda *a, **k: None,
+          "ms_per_step": lambda dev, w, b: 0.25}
+    text = _run(source, ns)
+    assert "cpu 0.250 / cpu" not in text and text.count("0.250") == 4
+
+
+def test_02_first_screen_says_what_is_shown_without_a_gpu_reference():
+    source = _cell(_nb("02"), "REF = load_reference")
+    ns = {"torch": torch, "device": torch.device("cpu"), "load_reference": lambda name: {}}
+    text = _run(source, ns)
+    assert "none yet" not in text and "come from the reference run" not in text
+    assert "results/h200.json is absent" in text and "not measured" in text
+
+
+def test_02_explorer_refuses_a_size_that_does_not_fit(monkeypatch):
+    import course_utils.stepmodel as stepmodel
+
+    monkeypatch.setattr(stepmodel, "free_bytes", lambda device: 4 * 2**30)    # a 4 GiB machine
+    source = _cell(_nb("02"), "def compare_at(")
+    timed = []
+    ns = {"torch": torch, "cpu": torch.device("cpu"), "device": torch.device("cpu"), "SWEEP_STEPS": 50,
+          "REPEATS": 3, "CPU_SIDE": "1 CPU thread", "DEVICE_NAME": "CPU", "N_TRAIN": 120, "REF": {},
+          "sweep": {}, "SWEEPS": {}, "step_timing": lambda *a: timed.append(a)}
+    _run(source, ns)
+    refused = ns["compare_at"](30_000, 100_000)
+    assert "NOT RUN" in refused and "refused" in refused and not timed

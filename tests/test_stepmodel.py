@@ -116,3 +116,38 @@ def test_momentum_lengthens_only_the_optimizer_step():
     plain, heavy = ops_per_part(0.0), ops_per_part(0.9)
     assert heavy["opt.step"] > plain["opt.step"]
     assert all(heavy[p] == plain[p] for p in ("forward", "loss", "zero_grad", "backward"))
+
+
+# --- the explorer's memory estimate (course_utils.stepmodel) --------------------------------------
+
+@pytest.mark.parametrize("width,batch", [(10, 120), (1_000, 1_000), (100, 10_000), (4_000, 120)])
+def test_step_estimate_covers_the_measured_peak_and_is_not_far_above(width, batch):
+    from torch import nn
+
+    from course_utils.memtrack import track_peak
+    from course_utils.models import IrisMLP
+    from course_utils.stepmodel import mlp_step_bytes
+
+    X, y = torch.rand(batch, 4), torch.randint(0, 3, (batch,))
+    with track_peak("cpu") as t:            # everything the step creates: model, grads, activations
+        x, yy = X.clone(), y.clone()
+        model = IrisMLP(hidden=width)
+        opt, loss_fn = torch.optim.SGD(model.parameters(), lr=0.01), nn.CrossEntropyLoss()
+        for _ in range(2):
+            loss = loss_fn(model(x), yy)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    estimate = sum(mlp_step_bytes(width, batch).values())
+    assert t.peak_bytes <= estimate <= 1.5 * t.peak_bytes + 4096, (t.peak_bytes, estimate)
+
+
+def test_fits_refuses_the_size_that_killed_the_kernel():
+    from course_utils.stepmodel import fits, mlp_step_bytes
+
+    need = sum(mlp_step_bytes(30_000, 100_000).values())
+    assert need > 30 * 2**30                                      # three 12 GB activations
+    refused = fits(need, torch.device("cpu"), free=24 * 2**30)
+    assert not refused.ok and "refused" in str(refused)
+    assert fits(10 * 2**20, torch.device("cpu"), free=2**30).ok
+    assert not fits(8 * 2**20, torch.device("cpu"), free=10 * 2**20).ok   # 80 % of free: beyond the margin

@@ -91,3 +91,24 @@ def test_lesson01_timer_exercise_catches_each_broken_rule():
         outcome = evaluate("01.sync_timer", lambda *a, b=broken, **k: timer(*a, **k, **b))
         assert outcome.verdict is Verdict.WRONG, broken
         assert "raised" not in outcome.message, outcome
+
+
+def test_faster_verdict_says_inconclusive_when_the_spreads_overlap():
+    from course_utils.timing import Timing, faster_verdict
+
+    def t(*xs):
+        return Timing("", sorted(xs)[len(xs) // 2], 0.0, list(xs), len(xs))
+
+    clear = faster_verdict(t(1.0, 1.1, 1.2), t(3.0, 3.1, 3.2), "GPU", "CPU")
+    assert clear.startswith("GPU is 2.8x faster than CPU")
+    noisy = faster_verdict(t(1.0, 2.0, 3.0), t(1.5, 2.5, 3.5), "GPU", "CPU")
+    assert noisy.startswith("inconclusive on this run (spread")
+    assert "no spread to judge" in faster_verdict(t(1.0), t(2.0), "GPU", "CPU")
+
+
+def test_relative_spread():
+    from course_utils.timing import relative_spread
+
+    assert relative_spread([1.0]) == 0.0
+    assert relative_spread([1.0, 1.0, 1.0, 1.0]) == 0.0
+    assert 0.5 < relative_spread([1.0, 1.5, 2.0, 2.5, 3.0]) < 1.0

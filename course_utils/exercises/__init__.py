@@ -9,11 +9,11 @@ import importlib
 import pkgutil
 
 from .core import (REGISTRY, Exercise, ExerciseNotPassed, Outcome, Verdict, check, close, evaluate, exercise,
-                   is_unattempted, strict)
+                   is_starter, is_unattempted, number_hint, strict)
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name.startswith("lesson"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["REGISTRY", "Exercise", "ExerciseNotPassed", "Outcome", "Verdict", "check", "close", "evaluate",
-           "exercise", "is_unattempted", "strict"]
+           "exercise", "is_starter", "is_unattempted", "number_hint", "strict"]

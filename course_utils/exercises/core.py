@@ -17,12 +17,19 @@ An exercise is registered with :func:`exercise` in ``course_utils/exercises/less
 ``context`` carries this run's own measurements (``check("02.speedup", x, measured=s)``), so an
 answer that depends on the machine is judged against the machine, not a constant. ``example``
 gives the tests a context to judge ``right``/``wrong`` with.
+
+A template that starts from working-but-wrong code (a loop to fix, not a stub) registers that code
+as ``starter=``: an answer whose code is still the starter's (comments, docstring and name aside)
+is *not attempted*, so an untouched template never prints *wrong*. Judges that expect a number or a
+list of numbers call :func:`number_hint` first, so a tensor, ``None`` or a string gets a hint that
+says what was handed in instead of a raw warning or a crash.
 """
 from __future__ import annotations
 
 import ast
 import dis
 import inspect
+import numbers
 import os
 import textwrap
 from dataclasses import dataclass, field
@@ -52,6 +59,7 @@ class Exercise:
     wrong: Callable[[], Any]
     kind: str = "answer"  # "answer" (a value) or "code" (a function or class the student writes)
     example: dict[str, Any] = field(default_factory=dict)
+    starter: Callable[[], Any] | None = None  # the template's own code, for "code" exercises that start from one
 
 
 @dataclass(frozen=True)
@@ -70,15 +78,19 @@ KINDS = ("answer", "code")
 
 
 def exercise(key: str, *, right: Callable[[], Any], wrong: Callable[[], Any], kind: str = "answer",
-             example: dict[str, Any] | None = None) -> Callable[[Judge], Judge]:
-    """Register the decorated judge under ``key`` (``"NN.name"``). A key is registered once."""
+             example: dict[str, Any] | None = None, starter: Callable[[], Any] | None = None
+             ) -> Callable[[Judge], Judge]:
+    """Register the decorated judge under ``key`` (``"NN.name"``). A key is registered once.
+
+    ``starter`` returns the function the lesson's template starts from, when that is real code
+    rather than ``...``: an answer with the same code is judged *not attempted*."""
     if key in REGISTRY:
         raise ValueError(f"exercise {key!r} is registered twice")
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
 
     def register(judge: Judge) -> Judge:
-        REGISTRY[key] = Exercise(key, judge, right, wrong, kind, dict(example or {}))
+        REGISTRY[key] = Exercise(key, judge, right, wrong, kind, dict(example or {}), starter)
         return judge
 
     return register
@@ -119,12 +131,58 @@ def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
+def _body_dump(fn: Any) -> str | None:
+    """The function's body as an AST dump without its docstring (comments are not in the AST),
+    or None when the source is unavailable: what "the same code" means for :func:`is_starter`."""
+    try:
+        node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    body = [n for n in node.body if not _is_docstring(n)]
+    return "\n".join(ast.dump(n) for n in body)
+
+
+def is_starter(answer: Any, starter: Any) -> bool:
+    """``answer`` is a function whose body is still the starter's (only comments, the docstring or
+    the name changed): the student has not edited the template yet."""
+    if not (inspect.isfunction(answer) and inspect.isfunction(starter)):
+        return False
+    mine = _body_dump(answer)
+    return mine is not None and mine == _body_dump(starter)
+
+
+def number_hint(value: Any, what: str = "a number") -> str | None:
+    """None when ``value`` is a plain real number (int or float, not bool); else a hint naming what
+    it is instead. A tensor gets the lesson's point: ``.item()`` (or ``float()``) gives the number,
+    and a tensor that requires grad keeps its whole autograd graph alive while it is held."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and value == value:
+        return None
+    if isinstance(value, float):
+        return f"you gave NaN where {what} is expected: one of the numbers it was computed from is missing."
+    if value is None:
+        return f"you gave None where {what} is expected: did the function or cell forget to `return` it?"
+    if hasattr(value, "detach") and hasattr(value, "requires_grad"):   # a torch.Tensor, without importing torch
+        graph = (" It still requires grad, so holding it keeps the autograd graph of its step alive "
+                 "(memory that grows with every tensor kept)." if value.requires_grad else "")
+        return (f"you gave a tensor (shape {tuple(value.shape)}) where {what} is expected: `.item()` turns a "
+                f"one-element tensor into a Python number.{graph}")
+    if isinstance(value, str):
+        return f"you gave the string {value!r} where {what} is expected: write the number itself, without quotes."
+    return f"you gave {type(value).__name__} {value!r} where {what} is expected."
+
+
 def evaluate(key: str, answer: Any, **context: Any) -> Outcome:
     """Judge ``answer``; never raises for a student's mistake (their code raising is a *wrong*)."""
     if key not in REGISTRY:
         raise KeyError(f"no exercise {key!r}; known: {sorted(REGISTRY)}")
     if is_unattempted(answer):
         return Outcome(key, Verdict.NOT_ATTEMPTED, "replace the `...` with your answer and run the cell again")
+    starter = REGISTRY[key].starter
+    if starter is not None and is_starter(answer, starter()):
+        return Outcome(key, Verdict.NOT_ATTEMPTED, "this is still the starter code: change the lines marked "
+                                                   "`# TODO` and run the cell again")
     try:
         hint = REGISTRY[key].judge(answer, **context)
     except Exception as err:  # the student's function raised: that is feedback, not a crash
@@ -151,7 +209,13 @@ def check(key: str, answer: Any, **context: Any) -> Outcome | None:
 
 
 def close(value: Any, target: float, rel: float, abs_: float = 0.0) -> bool:
-    """``value`` is a number within ``rel`` (fraction) or ``abs_`` of ``target``: for judges."""
+    """``value`` is a number within ``rel`` (fraction) or ``abs_`` of ``target``: for judges.
+
+    A tensor is compared by its value, detached first: ``float()`` on a tensor that requires grad
+    would print a UserWarning under the student's cell. Judges that must reject tensors (a kept
+    loss tensor is the mistake) say so with :func:`number_hint` before comparing."""
+    if hasattr(value, "detach") and hasattr(value, "requires_grad"):
+        value = value.detach()
     try:
         v = float(value)
     except (TypeError, ValueError):

@@ -34,21 +34,25 @@ def _features(answer: Any, **context: Any) -> str | None:
 
 
 def _pick_wheel(driver_major: int | None, cc: tuple[int, int]) -> str:
+    """The newest stable PyTorch 2.13 Linux x86_64 build (RELEASE.md): cu130 needs R580 and 7.5+,
+    cu126 needs R525 and has kernels from Maxwell 5.0 to Hopper 9.0."""
     if driver_major is None or driver_major < 525:
         return "cpu"
     if driver_major >= 580 and cc >= (7, 5):
         return "cu130"
-    return "cu128" if cc >= (7, 5) else "cu126"
+    return "cu126"
 
 
-# (driver major or None, compute capability): the machines the judge asks about
+# (driver major or None, compute capability): the machines the judge asks about. A Blackwell GPU
+# appears only with an R580+ driver: the CUDA 12.6 build has no kernels for it, and the lesson does not
+# teach what an older driver would mean there.
 _MACHINES = [(None, (8, 0)), (470, (8, 6)), (525, (7, 0)), (535, (8, 0)), (570, (9, 0)), (575, (7, 5)),
              (580, (7, 0)), (580, (7, 5)), (590, (9, 0)), (595, (12, 0)), (610, (7, 0))]
 
 
 @exercise("00.pick_wheel", kind="code", right=lambda: _pick_wheel,
           wrong=lambda: lambda driver, cc: "cpu" if driver is None or driver < 525 else
-          ("cu130" if driver >= 580 else "cu128"))
+          ("cu130" if driver >= 580 else "cu126"))
 def _wheel(answer: Any, **context: Any) -> str | None:
     for driver, cc in _MACHINES:
         got, want = answer(driver, cc), _pick_wheel(driver, cc)
@@ -73,8 +77,9 @@ def _cause(answer: Any, **context: Any) -> str | None:
     if choice == "b":
         return None
     if choice == "a":
-        return ("the CUDA runtime ships inside the PyTorch wheel, so a system-wide toolkit is not needed to run "
-                "it (section 1, `cuda_build`). What on the system must match that runtime?")
+        return ("a CUDA build of PyTorch brings its own CUDA runtime (on Linux as `nvidia-*` pip packages installed "
+                "with it), so a system-wide toolkit is not needed to run it (section 1, `cuda_build`). What on the "
+                "system must match that runtime?")
     if choice == "c":
         return ("a +cpu build reports torch.version.cuda as None, but this one says '13.0': it *is* a CUDA build. "
                 "What else must the system provide for it?")

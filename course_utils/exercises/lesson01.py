@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import torch
 
-from .core import exercise
+from .core import exercise, number_hint
 
 
 class _PretendGpu:
@@ -175,6 +175,9 @@ def _to_same_object(answer: Any, **context: Any) -> str | None:
 def _best_size(answer: Any, **context: Any) -> str | None:
     measured: dict[int, float] = context["measured"]
     best = max(measured, key=measured.get)
+    wrong_type = number_hint(answer, "a matrix size n")
+    if wrong_type:
+        return wrong_type
     if answer == best:
         return None
     if answer == max(measured):

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .core import close, exercise
+from .core import close, exercise, number_hint
 
 PARTS = ("forward", "loss", "zero_grad", "backward", "opt.step")
 
@@ -43,6 +43,7 @@ def _read_every(model, X, y, opt, loss_fn, epochs: int, every: int) -> list[floa
 
 
 def _item_every_epoch(model, X, y, opt, loss_fn, epochs: int, every: int) -> list[float]:
+    """The template's starter loop (lesson 02, exercise 1): right losses, but a read every epoch."""
     losses = []
     for epoch in range(epochs):
         loss = loss_fn(model(X), y)
@@ -52,6 +53,18 @@ def _item_every_epoch(model, X, y, opt, loss_fn, epochs: int, every: int) -> lis
         value = loss.item()                      # still a sync every epoch
         if epoch % every == 0:
             losses.append(value)
+    return losses
+
+
+def _kept_tensors(model, X, y, opt, loss_fn, epochs: int, every: int) -> list:
+    losses = []
+    for epoch in range(epochs):
+        loss = loss_fn(model(X), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if epoch % every == 0:
+            losses.append(loss)                  # no read at all, but each kept tensor holds its graph
     return losses
 
 
@@ -67,10 +80,22 @@ def _train_hidden(train: Callable, epochs: int = 60, every: int = 20) -> tuple[A
     return losses, [p.detach().clone() for p in model.parameters()], counter.ops["_local_scalar_dense"]
 
 
-@exercise("02.read_every", kind="code", right=lambda: _read_every, wrong=lambda: _item_every_epoch)
+@exercise("02.read_every", kind="code", right=lambda: _read_every, wrong=lambda: _kept_tensors,
+          starter=lambda: _item_every_epoch)
 def _read_every_judge(answer: Any, **context: Any) -> str | None:
     want, want_weights, want_reads = _train_hidden(_read_every)
     got, weights, reads = _train_hidden(answer)
+    if not isinstance(got, (list, tuple)):
+        return (f"return the losses as a list of Python floats; your function returned {type(got).__name__}"
+                + (" (a `return losses` missing?)" if got is None else "") + ".")
+    kept = next((g for g in got if number_hint(g) is not None), None)
+    if kept is not None and hasattr(kept, "requires_grad"):
+        return ("your list holds loss *tensors*, not numbers. A loss tensor that is still part of the autograd graph "
+                "keeps that epoch's whole graph (its activations too) alive for as long as you hold it, and on a GPU "
+                "its value has not even been copied back. Read the number with .item() in the epochs you keep, "
+                "and only there.")
+    if kept is not None:
+        return "return the losses as Python floats: " + number_hint(kept, "each loss")
     if reads > want_reads:
         return (f"your loop ran .item() (or float()) {reads} times for {len(want)} losses read: every call waits "
                 "for the device on a GPU. Call it only in the epochs whose loss you keep (section 3).")
@@ -93,6 +118,9 @@ _PARTS_EXAMPLE = {"forward": 14.0, "loss": 6.0, "zero_grad": 3.0, "backward": 25
 @exercise("02.predict_run", right=lambda: sum(_PARTS_EXAMPLE.values()) * 20_000 / 1e6,
           wrong=lambda: sum(_PARTS_EXAMPLE.values()) * 20_000, example={"parts_us": _PARTS_EXAMPLE})
 def _predict_run(answer: Any, *, parts_us: dict[str, float], epochs: int = 20_000, **context: Any) -> str | None:
+    wrong_type = number_hint(answer, "a number of seconds")
+    if wrong_type:
+        return wrong_type
     per_epoch = sum(parts_us.values())
     truth = per_epoch * epochs / 1e6
     if close(answer, truth, rel=0.03):
