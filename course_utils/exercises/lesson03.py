@@ -7,6 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ._types import not_a_number
 from .core import close, exercise
 
 
@@ -30,13 +31,19 @@ _SERIES = [2.0, 1.0, 1.5, 0.5, 0.75, 0.25, 0.4]
 
 @exercise("03.ema", kind="code", right=lambda: _EMA, wrong=lambda: _SwappedEMA)
 def _ema(answer: Any, **context: Any) -> str | None:
-    if isinstance(answer, type) and "__call__" not in vars(answer):
+    if not isinstance(answer, type):
+        return (f"EMA should be a class (class EMA: with __init__ and __call__), not a {type(answer).__name__}: "
+                "an instance made by EMA(beta) keeps the average between calls (section 1).")
+    if "__call__" not in vars(answer):
         return ("your EMA defines no __call__ yet, so ema(value) cannot work: write __init__(self, beta) to set "
                 "up the state and __call__(self, value) to update and return it (RunningMean in section 1).")
     for beta in (0.5, 0.9, 0.0):
         mine, theirs = _EMA(beta), answer(beta)
         for i, v in enumerate(_SERIES):
             want, got = mine(v), theirs(v)
+            hint = not_a_number(got, f"with beta={beta}, what ema({v}) returns")
+            if hint:
+                return hint
             if not close(got, want, rel=1e-9, abs_=1e-12):
                 return (f"with beta={beta}, after {i + 1} values your average is {got!r}, not what "
                         "mean = beta * mean + (1 - beta) * value gives. Does the first call return the value "
@@ -90,7 +97,9 @@ def _shapes(answer: Any, **context: Any) -> str | None:
 
 @exercise("03.pruned_call", right=lambda: "fc1(X)", wrong=lambda: "fc1.forward(X)")
 def _pruned(answer: Any, **context: Any) -> str | None:
-    text = str(answer).replace(" ", "").removeprefix("pruned.").removeprefix("model.")
+    if not isinstance(answer, str):
+        return f'your answer is {answer!r}; answer with the call as a string: "fc1(X)" or "fc1.forward(X)"'
+    text = answer.replace(" ", "").removeprefix("pruned.").removeprefix("model.")
     if text == "fc1(X)":
         return None
     if text == "fc1.forward(X)":
@@ -123,6 +132,9 @@ def _count(answer: Any, **context: Any) -> str | None:
         for what, fn, want in [("model(x)", lambda: model(x), 7), ("model.forward(x)", lambda: model.forward(x), 6),
                                ("two calls of model[0]", lambda: (model[0](x), model[0](x)), 2)]:
             got = answer(fn)
+            if isinstance(got, (list, tuple, set, dict)):
+                return (f"for {what} your function returns a {type(got).__name__}; return the number of calls "
+                        "(an int, e.g. len() of what your hook collected).")
             if got != want:
                 return (f"for {what} on a model you have not seen you counted {got!r} module calls. A global forward "
                         "hook fires once for every module called through __call__, the outer model included.")

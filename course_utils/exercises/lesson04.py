@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..hardware import GPU_SPECS
+from ._types import not_a_number
 from .core import close, exercise
 
 
@@ -20,6 +21,9 @@ _MATMULS = [(8192, 1.5e-3), (1024, 2.0e-5), (4096, 0.25), (100, 3e-6)]
 def _tflops(answer: Any, **context: Any) -> str | None:
     for n, seconds in _MATMULS:
         got, want = answer(n, seconds), _achieved_tflops(n, seconds)
+        hint = not_a_number(got, f"for n={n} in {seconds} s, what your function returns")
+        if hint:
+            return hint
         if close(got, want, rel=1e-6):
             continue
         if close(got, want / 2, rel=1e-6):
@@ -46,6 +50,9 @@ _OPS = [(1e9, 12e9, 50e12, 3e12), (2 * 4096**3, 3 * 4096**2 * 2, 989e12, 4.8e12)
 def _roofline(answer: Any, **context: Any) -> str | None:
     for flop, nbytes, peak, bw in _OPS:
         got, want = answer(flop, nbytes, peak, bw), _roofline_seconds(flop, nbytes, peak, bw)
+        hint = not_a_number(got, "what your function returns")
+        if hint:
+            return hint
         if close(got, want, rel=1e-6):
             continue
         if close(got, flop / peak + nbytes / bw, rel=1e-6):
@@ -67,7 +74,10 @@ def _matmul_bound(n: int, peak: float, bandwidth: float, element_bytes: int = 4)
           example={"n": 64, "peak": 80e9, "bandwidth": 12e9})
 def _bound(answer: Any, **context: Any) -> str | None:
     n, peak, bandwidth = context["n"], context["peak"], context["bandwidth"]
-    choice = str(answer).strip().lower().removesuffix("-bound")
+    if not isinstance(answer, str):
+        return (f'your answer is {answer!r}; answer with a string, "memory" or "compute", computed from the ridge '
+                '(best["fp32"] / bandwidth) and the matmul\'s arithmetic intensity.')
+    choice = answer.strip().lower().removesuffix("-bound")
     if choice not in ("memory", "compute"):
         return 'answer "memory" or "compute"'
     want = _matmul_bound(n, peak, bandwidth)
@@ -86,6 +96,9 @@ _MEASURED_TFLOPS = 700.0
           wrong=lambda: 100 * _MEASURED_TFLOPS / _H100.bf16_sparse_tflops)
 def _pct(answer: Any, **context: Any) -> str | None:
     right = 100 * _MEASURED_TFLOPS / _H100.bf16_tflops
+    hint = not_a_number(answer)
+    if hint:
+        return hint
     if close(answer, right, rel=0.01):
         return None
     if close(answer, 100 * _MEASURED_TFLOPS / _H100.bf16_sparse_tflops, rel=0.01):

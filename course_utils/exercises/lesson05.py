@@ -6,7 +6,11 @@ import math
 import numbers
 from typing import Any
 
+from ._types import not_a_number as _not_a_number
 from .core import close, exercise
+
+GiB = 2**30  # GPU memory is sold in binary units: an "80 GB" card holds 80 GiB (nvidia-smi: 81,920 MiB)
+
 
 # (weights, gradients, optimizer state) bytes per parameter: the table of lesson 05, section 1
 _TABLE = {
@@ -35,6 +39,12 @@ def _forgets_the_master_copy(optimizer: str, precision: str) -> int:
 def _bpp(answer: Any, **context: Any) -> str | None:
     for (optimizer, precision), parts in _HIDDEN.items():
         got = answer(optimizer, precision)
+        if isinstance(got, dict):
+            return ("your function returns a dict; return the total bytes per parameter as one int "
+                    "(weights + gradients + optimizer state).")
+        if _not_a_number(got):
+            return (f"for optimizer={optimizer!r}, precision={precision!r} you return {got!r}, not a number: return "
+                    "the total bytes per parameter as an int.")
         if got != sum(parts):
             return (f"for optimizer={optimizer!r}, precision={precision!r} you return {got!r}. Add weights + "
                     "gradients + optimizer state: how many buffers does this optimizer keep per parameter, and in "
@@ -51,12 +61,16 @@ def _smallest_stage(n_params: float, n_gpus: int, card_bytes: float, w: int, g: 
     return next((k for k in range(4) if _zero_bytes_per_gpu(n_params, k, n_gpus, w, g, s) <= card_bytes), None)
 
 
-_ZERO_EXAMPLE = {"n_params": 13e9, "n_gpus": 4, "card_bytes": 80e9, "w": 2, "g": 2, "s": 12}
+_ZERO_EXAMPLE = {"n_params": 13e9, "n_gpus": 4, "card_bytes": 80 * GiB, "w": 2, "g": 2, "s": 12}
 
 
 @exercise("05.zero_stage", right=lambda: _smallest_stage(**_ZERO_EXAMPLE), wrong=lambda: 1, example=_ZERO_EXAMPLE)
 def _zero(answer: Any, *, n_params: float, n_gpus: int, card_bytes: float, w: int, g: int, s: int,
           **context: Any) -> str | None:
+    if card_bytes % 10**9 == 0 and card_bytes % GiB != 0:
+        return (f"CARD_BYTES = {card_bytes:.3g} counts the card in decimal GB (10^9 bytes), but GPU memory is binary: "
+                f"an \"80 GB\" card holds 80 GiB = 80 * 2**30 bytes (section 5). Put CARD_BYTES back to "
+                f"{card_bytes / 10**9:.0f} * 2**30.")
     want = _smallest_stage(n_params, n_gpus, card_bytes, w, g, s)
     if isinstance(answer, numbers.Integral) and not isinstance(answer, bool):
         answer = int(answer)  # numpy integers too
@@ -69,7 +83,8 @@ def _zero(answer: Any, *, n_params: float, n_gpus: int, card_bytes: float, w: in
     if 0 <= answer <= 3:
         need = _zero_bytes_per_gpu(n_params, answer, n_gpus, w, g, s)
         if need > card_bytes:
-            return (f"with ZeRO-{answer} each GPU still holds {need / 1e9:.1f} GB of model states, more than the card. "
+            return (f"with ZeRO-{answer} each GPU still holds {need / GiB:.1f} GiB of model states, more than the "
+                    f"card's {card_bytes / GiB:.0f} GiB. "
                     "Which of weights, gradients and state does that stage leave whole on every GPU?")
         return (f"ZeRO-{answer} fits, but a lower stage may fit too and shards less (less communication). "
                 "Work out the per-GPU bytes for every stage, from 0 up.")
@@ -87,6 +102,9 @@ _PLAN_EXAMPLE = {"samples": 1e9, "batch": 64, "step_s": 0.002}
           example=_PLAN_EXAMPLE)
 def _plan(answer: Any, *, samples: float, batch: int, step_s: float, **context: Any) -> str | None:
     want = _hours(samples, batch, step_s)
+    hint = _not_a_number(answer)
+    if hint:
+        return hint
     if close(answer, want, rel=0.01):
         return None
     if close(answer, want * batch, rel=0.01):
