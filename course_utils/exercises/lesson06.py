@@ -2,6 +2,7 @@
 running them), and the AMP training step in the right order (judged by running it on a tiny model)."""
 from __future__ import annotations
 
+import numbers
 from typing import Any, Callable
 
 import torch
@@ -17,7 +18,7 @@ from .core import close, exercise
 def _fp16_smallest(answer: Any, **context: Any) -> str | None:
     if torch.is_tensor(answer):
         return "answer with a Python float, not a tensor: `.item()` turns a one-element tensor into one."
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
         return f"answer with a Python float (got {type(answer).__name__}), e.g. 2.0**-10"
     fi = torch.finfo(torch.float16)
     truth = fi.smallest_normal * fi.eps

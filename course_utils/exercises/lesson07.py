@@ -3,6 +3,7 @@ judged by comparing a resumed run with an uninterrupted one, and the share of me
 checkpointing saved, judged against this run's own numbers."""
 from __future__ import annotations
 
+import numbers
 import os
 import random
 import tempfile
@@ -205,7 +206,7 @@ def _resume_judge(answer: Any, *, state_of: Callable[..., dict], **context: Any)
 def _memory_share(answer: Any, *, measured: float, activations: float, **context: Any) -> str | None:
     if torch.is_tensor(answer):
         return "answer with a Python float, not a tensor (`.item()` converts a one-element tensor)."
-    if isinstance(answer, bool) or not isinstance(answer, (int, float, np.floating, np.integer)):
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
         return f"answer with a number in percent (got {type(answer).__name__})."
     if close(answer, measured, rel=0.02, abs_=0.5):
         return None
