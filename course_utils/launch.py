@@ -13,7 +13,9 @@ Typical use (notebook 09)::
 Three modules, one job each: :mod:`course_utils.torchrun` builds the command and the workers'
 environment and reads torchrun's failure report; :mod:`course_utils.supervise` starts the command
 under a guard process and ends every process of it on any exit; this module runs the loop between
-them (output, timeout, errors). Everything is importable from here.
+them (output, timeout, errors). Everything is importable from here. For a failure that is the point
+of a demo, :func:`failure_summary` gives the few lines that matter and :func:`show_folded` folds the
+full log below them.
 """
 from __future__ import annotations
 
@@ -213,7 +215,8 @@ class FoldedLog:
 
 
 def show_folded(lines: Sequence[str], title: str = "full log", head: int = 3, tail: int = 3) -> FoldedLog:
-    """Display a :class:`FoldedLog` now (in a kernel) or print it (plain Python); return it for tests."""
+    """Display a :class:`FoldedLog` now (in a kernel) or print it (plain Python); return it for tests.
+    Used by: notebook 09."""
     folded = FoldedLog(lines, title, head, tail)
     try:
         from IPython import get_ipython
