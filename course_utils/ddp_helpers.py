@@ -151,7 +151,8 @@ def bench(args: argparse.Namespace, device: torch.device) -> list[dict]:
         results.append({"world_size": world, "threads": threads, "device": device.type, "step_s": t,
                         "compute_s": t_compute, "samples_per_s": world * args.bench_batch / t,
                         "comm_share": max(0.0, (t - t_compute) / t), "steps": int(steps.item()),
-                        "grad_mb": sum(p.numel() for p in model.parameters()) * 4 / 2**20, "buckets": layout})
+                        "grad_mb": sum(p.numel() for p in model.parameters()) * 4 / 2**20, "buckets": layout,
+                        "step_s_repeats": with_comm})  # every repeat, for the spread of a verdict
         log(f"bench: {world} x {args.bench_batch} samples per step, {threads} thread(s) per process: "
             f"{t * 1e3:.1f} ms/step ({t_compute * 1e3:.1f} ms without all-reduce), "
             f"{results[-1]['samples_per_s']:.0f} samples/s")

@@ -13,7 +13,9 @@ Typical use (notebook 09)::
 Three modules, one job each: :mod:`course_utils.torchrun` builds the command and the workers'
 environment and reads torchrun's failure report; :mod:`course_utils.supervise` starts the command
 under a guard process and ends every process of it on any exit; this module runs the loop between
-them (output, timeout, errors). Everything is importable from here.
+them (output, timeout, errors). Everything is importable from here. For a failure that is the point
+of a demo, :func:`failure_summary` gives the few lines that matter and :func:`show_folded` folds the
+full log below them.
 """
 from __future__ import annotations
 
@@ -163,3 +165,67 @@ def launch_many(cmds: Sequence[Sequence[str]], *, timeout: float = 120, env: dic
         raise LaunchError(f"job failed with exit code {result.returncode} after {result.seconds:.1f} s"
                           + (f"; root cause: {cause}" if cause else "") + f"\nlast output:\n{result.tail()}", result)
     return result
+
+
+# --- showing an intended failure: a short summary first, the full log folded --------------------
+
+def failure_summary(result: LaunchResult) -> list[str]:
+    """Short lines that say what failed: torchrun's root cause, then the last exception line each rank
+    printed (``[rank1]: RuntimeError: ...``), in rank order. Empty if the output holds neither.
+    Used by: notebook 09's crash demo."""
+    import re
+
+    lines = []
+    cause = root_cause(result.output)
+    if cause:
+        lines.append(f"root cause (torchrun's report): {cause}")
+    last: dict[int, str] = {}
+    pattern = re.compile(r"^\[rank(\d+)\]:\s+(\w+(?:\.\w+)*(?:Error|Exception|Interrupt)\b.*)$")
+    for line in result.output.splitlines():
+        m = pattern.match(line.strip())
+        if m:
+            last[int(m.group(1))] = m.group(2)
+    for rank in sorted(last):
+        text = last[rank]
+        lines.append(f"rank {rank} ended with: {text if len(text) <= 160 else text[:157] + '...'}")
+    return lines
+
+
+class FoldedLog:
+    """A long log shown folded: an HTML ``<details>`` in a notebook (click to open), and as plain text
+    its first and last lines with a count of those left out (what nbval and a terminal see)."""
+
+    def __init__(self, lines: Sequence[str], title: str = "full log", head: int = 3, tail: int = 3) -> None:
+        self.lines, self.title, self.head, self.tail = list(lines), title, head, tail
+
+    def __repr__(self) -> str:
+        n = len(self.lines)
+        if n <= self.head + self.tail + 1:
+            return "\n".join([f"{self.title} ({n} lines):", *self.lines])
+        left_out = n - self.head - self.tail
+        return "\n".join([f"{self.title} ({n} lines; {left_out} left out here):", *self.lines[:self.head],
+                          f"... {left_out} more lines ...", *self.lines[-self.tail:]])
+
+    def _repr_html_(self) -> str:
+        import html
+
+        body = html.escape("\n".join(self.lines))
+        return (f"<details><summary>{html.escape(self.title)} ({len(self.lines)} lines): click to open</summary>"
+                f"<pre style='font-size: 85%; max-height: 30em; overflow: auto'>{body}</pre></details>")
+
+
+def show_folded(lines: Sequence[str], title: str = "full log", head: int = 3, tail: int = 3) -> FoldedLog:
+    """Display a :class:`FoldedLog` now (in a kernel) or print it (plain Python); return it for tests.
+    Used by: notebook 09."""
+    folded = FoldedLog(lines, title, head, tail)
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        print(repr(folded))
+        return folded
+    if get_ipython() is None:
+        print(repr(folded))
+    else:
+        display(folded)
+    return folded

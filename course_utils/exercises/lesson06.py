@@ -2,6 +2,7 @@
 running them), and the AMP training step in the right order (judged by running it on a tiny model)."""
 from __future__ import annotations
 
+import numbers
 from typing import Any, Callable
 
 import torch
@@ -15,6 +16,10 @@ from .core import close, exercise
 
 @exercise("06.fp16_smallest", right=lambda: 2.0**-24, wrong=lambda: 6.103515625e-05)
 def _fp16_smallest(answer: Any, **context: Any) -> str | None:
+    if torch.is_tensor(answer):
+        return "answer with a Python float, not a tensor: `.item()` turns a one-element tensor into one."
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        return f"answer with a Python float (got {type(answer).__name__}), e.g. 2.0**-10"
     fi = torch.finfo(torch.float16)
     truth = fi.smallest_normal * fi.eps
     if close(answer, truth, rel=0.01):
@@ -110,6 +115,8 @@ def _same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
 
 @exercise("06.amp_step", kind="code", right=lambda: _amp_step, wrong=lambda: _clip_before_unscale)
 def _amp_step_judge(answer: Any, **context: Any) -> str | None:
+    if not callable(answer):
+        return f"pass the function itself, `amp_step` (got {type(answer).__name__})."
     want, want_scale, _ = _run_steps(_amp_step)
     try:
         got, got_scale, seen = _run_steps(answer)

@@ -3,6 +3,7 @@ judged by comparing a resumed run with an uninterrupted one, and the share of me
 checkpointing saved, judged against this run's own numbers."""
 from __future__ import annotations
 
+import numbers
 import os
 import random
 import tempfile
@@ -64,6 +65,8 @@ def _spy(calls: dict[str, list]) -> dict[str, Callable]:
 
 @exercise("07.atomic_save", kind="code", right=lambda: _save_atomic, wrong=lambda: _save_naive)
 def _atomic_save(answer: Any, **context: Any) -> str | None:
+    if not callable(answer):
+        return f"pass the function itself, `save` (got {type(answer).__name__})."
     good = {"step": 7, "w": torch.arange(6.0)}
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "ckpt.pt"
@@ -162,6 +165,8 @@ def _resume_without_rng(folder: Path, model: nn.Module, optimizer: torch.optim.O
 @exercise("07.resume", kind="code", right=lambda: _resume, wrong=lambda: _resume_without_rng,
           example={"state_of": _state_of})
 def _resume_judge(answer: Any, *, state_of: Callable[..., dict], **context: Any) -> str | None:
+    if not callable(answer):
+        return f"pass the function itself, `resume` (got {type(answer).__name__})."
     saved = (torch.get_rng_state(), np.random.get_state(), random.getstate())  # the lesson's own draws go on as before
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -199,6 +204,10 @@ def _resume_judge(answer: Any, *, state_of: Callable[..., dict], **context: Any)
 @exercise("07.memory_share", right=lambda: 31.0, wrong=lambda: 58.0,
           example={"measured": 31.0, "activations": 58.0})
 def _memory_share(answer: Any, *, measured: float, activations: float, **context: Any) -> str | None:
+    if torch.is_tensor(answer):
+        return "answer with a Python float, not a tensor (`.item()` converts a one-element tensor)."
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        return f"answer with a number in percent (got {type(answer).__name__})."
     if close(answer, measured, rel=0.02, abs_=0.5):
         return None
     if close(answer, activations, rel=0.02, abs_=0.5):

@@ -26,6 +26,8 @@ def _draw(rng: Any) -> tuple[float, ...]:
 
 @exercise("08.augment_rng", kind="code", right=lambda: _augment_rng, wrong=lambda: _same_every_epoch)
 def _augment(answer: Any, **context: Any) -> str | None:
+    if not callable(answer):
+        return f"pass the function itself, `augment_rng` (got {type(answer).__name__})."
     triples = [(s, e, i) for s in (0, 7) for e in (0, 1, 2) for i in (0, 1, 2, 513)]
     draws = {t: _draw(answer(*t)) for t in triples}
     np.random.seed(12345)  # a worker's global state must not matter

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 from contextlib import nullcontext
+import numbers
 from typing import Any
 
 import torch
@@ -23,6 +24,16 @@ def _lr(base_lr: float, base_batch: int, gpus: int, batch: int, accum: int) -> f
     return base_lr * gpus * batch * accum / base_batch
 
 
+
+def _not_a_number(answer: Any) -> str | None:
+    """A teaching hint when ``answer`` is not a plain Python number (a tensor, a string, a list, None)."""
+    if torch.is_tensor(answer):
+        return "answer with a Python number, not a tensor: `.item()` turns a one-element tensor into one."
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        return f"answer with a Python number (got {type(answer).__name__})."
+    return None
+
+
 LR_EXAMPLE = {"base_lr": 0.1, "base_batch": 32, "gpus": 8, "batch": 16, "accum": 2}
 
 
@@ -30,6 +41,8 @@ LR_EXAMPLE = {"base_lr": 0.1, "base_batch": 32, "gpus": 8, "batch": 16, "accum":
           example=LR_EXAMPLE)
 def _lr_linear(answer: Any, *, base_lr: float, base_batch: int, gpus: int, batch: int, accum: int,
                **context: Any) -> str | None:
+    if (hint := _not_a_number(answer)) is not None:
+        return hint
     if close(answer, _lr(base_lr, base_batch, gpus, batch, accum), rel=0.01):
         return None
     if close(answer, _lr(base_lr, base_batch, gpus, batch, 1), rel=0.01):
@@ -99,6 +112,8 @@ def _run_in_one_rank_group(student, micro: int) -> tuple[int, float, float, floa
 
 @exercise("09.accumulate", kind="code", right=lambda: _accumulate, wrong=lambda: _accumulate_always_syncing)
 def _accumulate_judge(answer: Any, **context: Any) -> str | None:
+    if not callable(answer):
+        return f"pass the function itself, `accumulate` (got {type(answer).__name__})."
     rounds, grad_err, loss_err, _ = _run_in_one_rank_group(answer, micro=3)
     if grad_err > 1e-5:
         return ("the gradients differ from one backward of the whole batch's mean loss: did you divide each "
@@ -128,6 +143,8 @@ SHARE_EXAMPLE = {"step_s": 0.0203, "compute_s": 0.0136}
           wrong=lambda: (SHARE_EXAMPLE["step_s"] - SHARE_EXAMPLE["compute_s"]) / SHARE_EXAMPLE["step_s"] / 2,
           example=SHARE_EXAMPLE)
 def _comm_share_doubled(answer: Any, *, step_s: float, compute_s: float, **context: Any) -> str | None:
+    if (hint := _not_a_number(answer)) is not None:
+        return hint
     truth = _doubled(step_s, compute_s)
     if close(answer, truth, rel=0.03, abs_=0.005):
         return None

@@ -5,10 +5,12 @@ break-even of compiling from this run's measurements."""
 from __future__ import annotations
 
 import warnings
+import numbers
 from typing import Any
 
 import torch
 import torch._dynamo
+from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..models import IrisMLP
@@ -44,7 +46,7 @@ def _fix_order(answer: Any, *, variants: dict[str, frozenset], step_s: dict[str,
     if set(variants[names[-1]]) != set(FIXES):
         return f"the last variant must have all five fixes {list(FIXES)}."
     saved = _savings(variants, step_s)
-    if answer not in saved:
+    if not isinstance(answer, str) or answer not in saved:
         return f"answer with the name of one fix, one of {list(saved)}."
     best = max(saved, key=saved.get)
     if answer == best or saved[answer] >= 0.9 * saved[best] > 0:
@@ -52,6 +54,15 @@ def _fix_order(answer: Any, *, variants: dict[str, frozenset], step_s: dict[str,
     return (f"in your order, '{answer}' saved {saved[answer] * 1e6:.0f} us per step; another fix saved more. A fix's "
             "saving is the time per step of the variant before it minus its own (section 3's table).")
 
+
+
+def _not_a_number(answer: Any) -> str | None:
+    """A teaching hint when ``answer`` is not a plain Python number (a tensor, a string, a list, None)."""
+    if torch.is_tensor(answer):
+        return "answer with a Python number, not a tensor: `.item()` turns a one-element tensor into one."
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        return f"answer with a Python number (got {type(answer).__name__})."
+    return None
 
 # --- 10.hidden_sync -------------------------------------------------------------------------------
 
@@ -79,6 +90,8 @@ def _watch_with_if(loss: torch.Tensor, i: int, diverged: torch.Tensor) -> None:
 
 @exercise("10.hidden_sync", kind="code", right=lambda: _watch, wrong=lambda: _watch_with_if)
 def _hidden_sync(answer: Any, **context: Any) -> str | None:
+    if not callable(answer):
+        return f"pass the function itself (got {type(answer).__name__})."
     values = [1.5, 12.0, 3.0, 50.0, 10.0, 0.2]
     w = torch.ones((), requires_grad=True)
     diverged = torch.zeros(len(values), dtype=torch.bool)
@@ -113,6 +126,10 @@ class _BranchFree(IrisMLP):
 
 @exercise("10.branch_free", kind="code", right=lambda: _BranchFree, wrong=lambda: _Branchy)
 def _branch_free(answer: Any, **context: Any) -> str | None:
+    if isinstance(answer, nn.Module):
+        return "pass the class itself, not an instance of it: the check builds its own model from your class."
+    if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
+        return f"pass your model class (a subclass of IrisMLP), got {type(answer).__name__}."
     with torch.random.fork_rng():
         torch.manual_seed(7)
         ref = _Branchy()
@@ -153,6 +170,8 @@ def _break_even(answer: Any, *, result: dict | None, **context: Any) -> str | No
             return None
         return "here a compiled step is not faster than an eager one, so compiling never pays off: answer None."
     want = (c["first_s"] - e["first_s"]) / saving
+    if answer is not None and (hint := _not_a_number(answer)) is not None:
+        return hint
     if answer is not None and close(answer, want, rel=1e-3):
         return None
     if answer is not None and close(answer, c["first_s"] / saving, rel=1e-3):
