@@ -163,6 +163,67 @@ def test_the_project_installs_what_the_hub_needs():
     assert "configurable-http-proxy" in pkg["dependencies"]
 
 
+def _load_config(monkeypatch, tmp_path, roster: str = f"alice\nbob {GPU1}\ncarol\n", **env):
+    """deploy/jupyterhub_config.py as JupyterHub loads it (traitlets' loader), with COURSE_HUB_* = env."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    for name in [k for k in os.environ if k.startswith("COURSE_HUB_")]:
+        monkeypatch.delenv(name)
+    (tmp_path / "students.txt").write_text(roster)
+    monkeypatch.setenv("COURSE_HUB_ROSTER", str(tmp_path / "students.txt"))
+    monkeypatch.setenv("COURSE_HUB_DATA_DIR", str(tmp_path))
+    for name, value in env.items():
+        monkeypatch.setenv(f"COURSE_HUB_{name}", value)
+    return PyFileConfigLoader("jupyterhub_config.py", str(REPO / "deploy")).load_config()
+
+
+class _FakeSpawner:
+    """What the config's callables read from a spawner: the user's name, a log, a home."""
+    def __init__(self, name: str, home: str = ""):
+        import logging
+
+        self.user, self.log, self.home_dir = type("User", (), {"name": name})(), logging.getLogger("test"), home
+
+
+def test_the_docker_config_gives_each_container_only_its_device_and_the_limits(monkeypatch, tmp_path):
+    c = _load_config(monkeypatch, tmp_path, DEVICES=",".join([MIG0, MIG1, GPU1]), MEM_LIMIT="6G", CPU_LIMIT="3",
+                     AUTHENTICATOR="pam")
+    assert c.JupyterHub.spawner_class == "docker" and c.JupyterHub.authenticator_class == "pam"
+    assert c.Authenticator.allowed_users == {"alice", "bob", "carol"}
+    assert c.JupyterHub.bind_url == "http://127.0.0.1:8000", "loopback unless told otherwise"
+    assert c.JupyterHub.cookie_secret_file == str(tmp_path / "jupyterhub_cookie_secret")
+    assert (c.Spawner.mem_limit, c.Spawner.cpu_limit) == ("6G", 3.0)
+    assert c.DockerSpawner.cmd == ["jupyterhub-singleuser"] and c.DockerSpawner.image == "gpu-course"
+    visible = c.Spawner.environment["CUDA_VISIBLE_DEVICES"]
+    assert [visible(_FakeSpawner(u)) for u in ("alice", "bob", "carol", "mallory")] == [MIG0, GPU1, MIG1, ""]
+    host = c.DockerSpawner.extra_host_config(_FakeSpawner("carol"))
+    assert host["device_requests"] == [{"Driver": "nvidia", "DeviceIDs": [MIG1], "Capabilities": [["gpu"]]}]
+    assert host["shm_size"] == "2g"
+    assert "device_requests" not in c.DockerSpawner.extra_host_config(_FakeSpawner("mallory")), "no GPU off the roster"
+
+
+def test_the_systemd_config_runs_the_shared_venv_on_each_students_own_copy(monkeypatch, tmp_path):
+    c = _load_config(monkeypatch, tmp_path, "alice\nbob\n", SPAWNER="systemd", DEVICES="none",
+                     COURSE="/opt/gpu-course", AUTHENTICATOR="pam")
+    assert c.JupyterHub.spawner_class == "systemd" and c.SystemdSpawner.isolate_tmp is True
+    assert c.Spawner.cmd == ["/opt/gpu-course/.venv/bin/jupyterhub-singleuser"]
+    assert "CUDA_VISIBLE_DEVICES" not in c.Spawner.environment, "a CPU-only class leaves it unset"
+    assert c.Spawner.environment["PYTHONPATH"](_FakeSpawner("alice", "/home/alice")) == "/home/alice/course"
+    with pytest.raises(ValueError, match="bob is pinned to .* not among the devices: none"):
+        _load_config(monkeypatch, tmp_path, f"alice\nbob {GPU1}\n", DEVICES="none", AUTHENTICATOR="pam")
+
+
+def test_the_default_authenticator_says_what_to_install(monkeypatch, tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("nativeauthenticator") is not None:
+        c = _load_config(monkeypatch, tmp_path, DEVICES="none", roster="alice\n")
+        assert c.JupyterHub.authenticator_class == "native" and c.JupyterHub.template_paths
+    else:
+        with pytest.raises(SystemExit, match="pip install jupyterhub-nativeauthenticator"):
+            _load_config(monkeypatch, tmp_path, DEVICES="none", roster="alice\n")
+
+
 # --- a real JupyterHub ---------------------------------------------------------------------------
 
 def _missing(reason: str):
