@@ -441,6 +441,7 @@ if os.geteuid() == 0:  # CI containers run as root; Jupyter Server refuses to wi
             assert time.monotonic() < deadline, f"jupyterhub did not answer:\n{log.read_text()[-3000:]}"
             time.sleep(0.3)
         family |= _family(hub.pid)
+        phases = {"hub up": time.monotonic()}
 
         # Log in through the login form: a wrong password is refused, the right one gets a session.
         sessions, tokens = {}, {}
@@ -468,6 +469,7 @@ if os.geteuid() == 0:  # CI containers run as root; Jupyter Server refuses to wi
                                    timeout=10).json()["servers"].get("", {}).get("ready"):
                 assert time.monotonic() < deadline, f"{user}'s server did not start:\n{log.read_text()[-3000:]}"
                 time.sleep(0.3)
+        phases["both servers ready"] = time.monotonic()
         status = requests.get(f"{base}/user/bob/api/status", headers={"Authorization": f"token {tokens['alice']}"},
                               allow_redirects=False, timeout=10).status_code
         assert status == 403, f"alice's token opened bob's server ({status})"
@@ -488,6 +490,7 @@ if os.geteuid() == 0:  # CI containers run as root; Jupyter Server refuses to wi
         for t in threads:
             t.join(timeout=240)
         family |= _family(hub.pid)
+        phases["lesson 00 run in both"] = time.monotonic()
         assert not errors, errors
         for user, device in expected.items():
             cells, seen = results[user]["cells"], results[user]["env"]
@@ -523,4 +526,5 @@ if os.geteuid() == 0:  # CI containers run as root; Jupyter Server refuses to wi
         _stop(hub, family)
     assert hub.poll() is not None
     assert not [pid for pid in family if _process(pid) is not None], "every process the hub started has ended"
-    print(f"two students, lesson 00 each: {time.monotonic() - started:.1f} s")
+    phases["everything stopped"] = time.monotonic()
+    print("two students, lesson 00 each:", ", ".join(f"{k} at {t - started:.1f} s" for k, t in phases.items()))
