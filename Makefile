@@ -147,14 +147,15 @@ outputs: $(STAMP)
 	$(PY) tools/store_outputs.py
 	$(PY) tools/make_solutions.py
 
-# Browser assets (reveal.js, require.js, jQuery, the widgets HTML manager) pinned by package.json +
+# Browser assets (reveal.js, require.js, jQuery, the widgets HTML manager) and JupyterHub's proxy
+# (configurable-http-proxy, for deploy/ and tests/test_jupyterhub.py) pinned by package.json +
 # package-lock.json; npm ci installs them into build/web/ (never committed), again only when the
 # lockfile changes. --ignore-scripts: no install script runs, nothing else is downloaded.
 WEB := build/web
 WEB_STAMP := $(WEB)/node_modules/.package-lock.json
 
 $(WEB_STAMP): package.json package-lock.json
-	@command -v npm >/dev/null || { echo "make slides / make site need Node.js and npm (https://nodejs.org)" >&2; exit 1; }
+	@command -v npm >/dev/null || { echo "make slides / make site (and the JupyterHub test) need Node.js and npm (https://nodejs.org)" >&2; exit 1; }
 	@mkdir -p $(WEB) && cp package.json package-lock.json $(WEB)/
 	cd $(WEB) && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@

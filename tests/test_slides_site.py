@@ -134,7 +134,8 @@ def test_package_json_pins_the_browser_assets_without_scripts():
     lock = json.loads((REPO / "package-lock.json").read_text())
     assert pkg["private"] is True and "scripts" not in pkg
     deps = pkg["dependencies"]
-    assert set(deps) == {"reveal.js", "requirejs", "jquery", "@jupyter-widgets/html-manager"}
+    # The browser assets, and JupyterHub's proxy for the shared-server kit (tests/test_jupyterhub.py).
+    assert set(deps) == {"reveal.js", "requirejs", "jquery", "@jupyter-widgets/html-manager", "configurable-http-proxy"}
     assert all(re.fullmatch(r"\d+\.\d+\.\d+", v) for v in deps.values()), "exact versions"
     assert deps["reveal.js"].startswith("4."), "nbconvert's reveal template expects reveal.js 4.x"
     for name, version in deps.items():
