@@ -42,9 +42,9 @@ ROW = re.compile(r"^\|\s*(\d\d)\s*\|\s*(\[[^\]]+\]\(notebooks/([^)]+\.ipynb)\))\
 COLAB_METADATA = {"accelerator": "GPU", "colab": {"gpuType": "T4", "provenance": []}}
 
 HEAD = '''\
-# Opened alone (Colab, Kaggle, a lab server, an empty folder)? This installs the course's helper package,
-# course_utils, {where}.
-# pip keeps the torch you have (pinned below) and everything it already finds installed.
+# Opened alone (Colab, Kaggle, a lab server, an empty folder)? This installs the course's helpers, course_utils,
+# {where}.
+# pip keeps the torch you have (pinned below) and everything else it already finds installed.
 import importlib.metadata, importlib.util, os, subprocess, sys
 
 if importlib.util.find_spec("course_utils") is None:
@@ -68,7 +68,6 @@ TAIL = '''\
                            f"is network, run  %pip install '{source}'  in a cell, then run this cell again.")
     importlib.invalidate_caches()
 import course_utils
-
 course_utils.setup_notebook()  # on Colab: lesson 02's widgets and inline figures
 '''
 
@@ -106,7 +105,7 @@ def install_source(cfg: dict) -> str:
     if cfg["url"]:
         where = f"from $COURSE_UTILS_SOURCE when set (a wheel, a folder, a git URL), else\n# from {cfg['url']} at {cfg['ref']}"
         return HEAD.format(where=where) + SOURCE_PUBLISHED.format(url=cfg["url"], ref=cfg["ref"]) + TAIL
-    return HEAD.format(where="from $COURSE_UTILS_SOURCE (a wheel, a folder, a git URL)") + SOURCE_UNPUBLISHED + TAIL
+    return HEAD.format(where="from $COURSE_UTILS_SOURCE (a wheel, a folder or a git URL)") + SOURCE_UNPUBLISHED + TAIL
 
 
 def _unwrap_print(source: str, call: str = "compare(") -> str:
