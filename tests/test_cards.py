@@ -4,6 +4,8 @@ and the scratch folder is writable wherever a lesson runs."""
 from __future__ import annotations
 
 import copy
+import re
+import shutil
 import json
 import os
 import subprocess
@@ -165,3 +167,21 @@ def test_scratch_is_writable_in_a_checkout_next_to_the_notebook_or_in_temp(tmp_p
     blocker.write_text("")  # a folder cannot be made under a file, not even by root
     monkeypatch.setattr(paths.Path, "cwd", classmethod(lambda cls: blocker))
     assert paths.scratch_root() == Path(tempfile.gettempdir()) / f"course_scratch-{os.getuid()}"
+
+
+def test_the_site_machines_page_lists_every_card_side_by_side(fresh):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_tool", REPO / "tools" / "site.py")
+    site_tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(site_tool)
+    (fresh / "t4.json").write_text(json.dumps(_card()))
+    shutil.copy(REPO / "results" / "cpu-ci.json", fresh / "cpu-ci.json")
+    (fresh / "broken.json").write_text(json.dumps({"name": "broken"}))
+    site_tool.RESULTS = fresh
+    page = site_tool.machines_html()
+    header = re.search(r"<table><tr><th></th><th>unit</th>(.*?)</tr>", page)[1]
+    assert header == "<th>cpu-ci</th><th>t4</th>", "one column per valid card"
+    assert "<td>Tesla T4</td>" in page and "<td>7.5</td>" in page and "<td>550.54.15</td>" in page
+    assert "<code>hw.matmul_bf16_tflops</code></td><td>TFLOP/s</td><td class=\"num\">0.9565</td><td class=\"num\">24</td>" in page
+    assert "<code>results/broken.json</code>: &#x27;schema&#x27; must be 1" in page, "a broken card is named, not shown"

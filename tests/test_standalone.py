@@ -4,7 +4,6 @@ alone into an empty folder of a fresh venv that has only torch and ipykernel, in
 passes at SMOKE size showing the shipped CPU reference."""
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import os
 import re
@@ -166,17 +165,20 @@ def test_every_lesson_opened_alone_installs_the_wheel_and_runs(wheel, tmp_path):
     install = nbformat.read(LESSONS[0], as_version=4).cells[1].source
 
     # No torch: one clear sentence, nothing installed.
-    proc = _run([py, "-c", install], env={**env, "COURSE_UTILS_SOURCE": str(wheel)})
+    proc = _run([py, "-c", install], env={**env, "COURSE_UTILS_SOURCE": str(wheel)}, cwd=tmp_path)
     assert proc.returncode == 1 and "RuntimeError: This lesson needs PyTorch (torch >= 2.4)" in proc.stderr
 
     # What Colab or Kaggle has before the course: torch (the Makefile's build) and a Jupyter kernel.
     pip = [py, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check"]
     subprocess.run(pip + _torch_requirement() + ["ipykernel"], check=True, env=env)
-    torch_before = _run([py, "-m", "pip", "show", "torch"]).stdout
+    print(f"\nwheel test: venv, torch and ipykernel in {time.perf_counter() - t0:.0f} s", flush=True)
+    which_torch = [py, "-m", "pip", "list", "--format=freeze"]
+    torch_before = [line for line in _run(which_torch).stdout.splitlines() if line.startswith("torch==")]
     setup_s = time.perf_counter() - t0
 
     # The package cannot be fetched (offline, a wrong source): one sentence saying what to run.
-    proc = _run([py, "-c", install], env={**env, "PIP_NO_INDEX": "1", "COURSE_UTILS_SOURCE": str(tmp_path / "nowhere.whl")})
+    proc = _run([py, "-c", install], env={**env, "PIP_NO_INDEX": "1", "COURSE_UTILS_SOURCE": str(tmp_path / "nowhere.whl")},
+                cwd=tmp_path)  # not the repository: `python -c` imports from the current folder
     assert proc.returncode == 1 and "Could not install the course's helpers" in proc.stderr
     assert f"%pip install '{tmp_path / 'nowhere.whl'}'" in proc.stderr
 
@@ -196,12 +198,15 @@ def test_every_lesson_opened_alone_installs_the_wheel_and_runs(wheel, tmp_path):
         return path.stem, time.perf_counter() - t, proc.stderr[-3000:] if proc.returncode else ""
 
     # The first lesson installs the wheel; the others find it installed (and never reach pip: no index).
-    times = dict([lesson(LESSONS[0], offline=False)[:2]])
+    times = dict([lesson(LESSONS[0], offline=False)[:2]])  # includes installing the wheel and its dependencies
     assert (tmp_path / LESSONS[0].stem / "out.ipynb").exists()
-    assert _run([py, "-m", "pip", "show", "torch"]).stdout == torch_before, "installing the course changed torch"
+    after = [line for line in _run(which_torch).stdout.splitlines() if line.startswith("torch==")]
+    assert after == torch_before and torch_before, f"installing the course changed torch: {torch_before} -> {after}"
+    install_s = times[LESSONS[0].stem]
+    print(f"wheel test: lesson 00 with the install in {install_s:.0f} s", flush=True)
     assert "Location: " + str(venv) in _run([py, "-m", "pip", "show", "course-utils"]).stdout
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:  # two at a time: 2 cores, each lesson mostly one thread
-        results = list(pool.map(lambda p: lesson(p, offline=True), LESSONS[1:]))
+    # One at a time: run in pairs, lesson 02's own check of its epoch model (within 20 % on a CPU) failed.
+    results = [lesson(p, offline=True) for p in LESSONS[1:]]
     failed = {name: err for name, _, err in results if err}
     assert not failed, "\n\n".join(f"{n}:\n{e}" for n, e in failed.items())
     times.update({name: s for name, s, _ in results})
@@ -215,5 +220,5 @@ def test_every_lesson_opened_alone_installs_the_wheel_and_runs(wheel, tmp_path):
             f"{path.stem}: the shipped CPU reference is not shown:\n{shown[:1500]}"
         assert not (tmp_path / path.stem / "build").exists(), f"{path.stem} wrote outside its scratch folder"
     total = time.perf_counter() - t0
-    print(f"\nwheel test: venv + torch + ipykernel {setup_s:.0f} s, lessons "
+    print(f"\nwheel test: venv + torch + ipykernel {setup_s:.0f} s, lesson 00 with the install {install_s:.0f} s, lessons "
           + ", ".join(f"{n[:2]} {s:.0f} s" for n, s in sorted(times.items())) + f"; total {total:.0f} s")
