@@ -138,7 +138,7 @@ def compare(keys: list[str] | None = None, references: tuple[str, ...] | None = 
     lines = [f"{n}: {cards[n]['device']}, torch {cards[n]['environment'].get('torch')}, {cards[n]['created'][:10]}"
              for n in names]
     sources = sorted({f.source for figs in stand_in.values() for f in figs})
-    lines += [f"published: {s}" for s in sources]
+    lines += [f"published, not measured by the course: {s}" for s in sources]
     return Table(header, rows, note="\n".join(lines) or None)
 
 

@@ -126,7 +126,7 @@ def test_published_figures_stand_in_only_where_no_gpu_card_measured_them(fresh):
     assert len(pub) == len(published.figures("hw.matmul_bf16_tflops")) >= 2
     h100 = table.header.index("H100 SXM (published)")
     assert table.values[0][h100] == 794.5 and table.values[1][h100] is None
-    assert "published: Stas Bekman" in table.note and "ml-engineering/blob/" in table.note
+    assert "published, not measured by the course: Stas Bekman" in table.note and "ml-engineering/blob/" in table.note
 
 
 def test_save_card_writes_a_valid_card_next_to_a_lesson_opened_alone(fresh, tmp_path, monkeypatch, capsys):
