@@ -4,7 +4,8 @@ Lessons import what they need by module, e.g. ``from course_utils.timing import 
 the most used names are re-exported here.
 """
 from .device import DeviceUnavailableError, environment_report, pick_device, synchronize
-from .ledger import compare, record
+from .ledger import compare, record, save_card
+from .notebook import setup_notebook
 from .params import ParameterError
 from .repro import seed_everything
 from .timing import Timing, benchmark
@@ -20,6 +21,8 @@ __all__ = [
     "environment_report",
     "pick_device",
     "record",
+    "save_card",
     "seed_everything",
+    "setup_notebook",
     "synchronize",
 ]

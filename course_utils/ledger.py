@@ -3,8 +3,9 @@
 A lesson calls ``record("iris.cpu_seconds", 4.6, unit="s")`` for each figure it measures.
 Interactively the values stay in memory. In a headless run (``make run``, the tests) the runner
 sets ``COURSE_LEDGER`` to a JSON path and every ``record`` rewrites that file, so what a notebook
-measured survives even if a later cell fails. Reference runs are kept in ``results/<machine>.json``
-(``cpu-ci``, ``h200``, ...) and ``compare`` shows them beside this machine's figures.
+measured survives even if a later cell fails. Each machine's figures are kept as a results card, ``results/<machine>.json`` (``cpu-ci``, ``h200``,
+any card a student contributed: ``course_utils.cards``), and ``compare`` shows every card beside
+this machine's figures.
 """
 from __future__ import annotations
 
@@ -15,7 +16,11 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import published
 from .atomic import atomic_write_text
+from .cards import load_cards
+from .paths import checkout
+from .tables import Table
 
 ENV_VAR = "COURSE_LEDGER"
 KEY = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
@@ -32,8 +37,13 @@ _recorded: dict[str, Result] = {}
 
 
 def results_dir() -> Path:
-    """Where the shipped reference files live: ``$COURSE_RESULTS_DIR`` or ``<repo>/results``."""
-    return Path(os.environ.get("COURSE_RESULTS_DIR") or Path(__file__).resolve().parents[1] / "results")
+    """Where the results cards live: ``$COURSE_RESULTS_DIR``; in a checkout ``<repo>/results`` (the copy
+    people edit, where ``make run RESULTS=...`` writes); in an installed wheel the copy it carries,
+    ``course_utils/results/`` (pyproject.toml maps results/ onto that package)."""
+    if os.environ.get("COURSE_RESULTS_DIR"):
+        return Path(os.environ["COURSE_RESULTS_DIR"])
+    repo = checkout()
+    return repo / "results" if repo else Path(__file__).resolve().parent / "results"
 
 
 def record(key: str, value: float, unit: str = "", note: str = "") -> float:
@@ -71,56 +81,99 @@ def _write(path: Path, data: dict) -> None:
     atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
 
 
+def references() -> dict[str, dict]:
+    """Every valid results card in :func:`results_dir`, by name (an invalid one: one warning line, skipped)."""
+    return load_cards(results_dir())
+
+
 def available_references() -> list[str]:
-    """Names of the shipped reference files, e.g. ``['cpu-ci', 'h200']``."""
-    return sorted(p.stem for p in results_dir().glob("*.json"))
+    """Names of the valid results cards, e.g. ``['cpu-ci', 'h200']``."""
+    return sorted(references())
+
+
+def _flatten(card: dict) -> dict[str, Result]:
+    return {key: Result(**r) for nb in card.get("notebooks", {}).values() for key, r in nb.get("results", {}).items()}
 
 
 def load_reference(name: str) -> dict[str, Result]:
-    """All results of one reference file, flattened over its notebooks. Missing file: ``{}``.
+    """All results of one card, flattened over its notebooks. Missing or invalid card: ``{}``.
 
     Used by: every notebook that shows reference figures (02, 04-09).
     """
-    path = results_dir() / f"{name}.json"
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text())
-    out: dict[str, Result] = {}
-    for nb in data.get("notebooks", {}).values():
-        for key, r in nb.get("results", {}).items():
-            out[key] = Result(**r)
-    return out
+    card = references().get(name)
+    return _flatten(card) if card else {}
 
 
 def reference_environment(name: str) -> dict:
-    """The machine description stored with a reference file (``{}`` if absent)."""
-    path = results_dir() / f"{name}.json"
-    return json.loads(path.read_text()).get("environment", {}) if path.exists() else {}
+    """The machine description stored with a card (``{}`` if absent or invalid)."""
+    return references().get(name, {}).get("environment", {})
 
 
-def compare(keys: list[str] | None = None, references: tuple[str, ...] = ("cpu-ci", "h200")) -> str:
-    """A text table: each key, its unit, this machine's value and each reference's value.
+def compare(keys: list[str] | None = None, references: tuple[str, ...] | None = None) -> Table:
+    """This machine's figures beside every results card present, as a :class:`~course_utils.tables.Table`.
 
-    ``keys`` defaults to everything recorded in this process. A dash means "not measured there".
-    Used by: every notebook's results cell.
+    ``keys`` defaults to everything recorded in this process; ``references`` to every valid card in
+    :func:`results_dir` (cpu-ci, h200, any card a student contributed). A card that is absent, or has
+    none of these figures, gets no column; a dash means "not measured there". A figure that no GPU
+    card has measured but that a published measurement covers (``course_utils.published``) gets
+    that figure in a column labelled "published", with its source under the table: never as if the
+    course had measured it. Used by: every notebook's "This machine vs the references" cell.
     """
-    refs = {name: load_reference(name) for name in references}
+    cards = load_cards(results_dir())
+    names = [n for n in (references if references is not None else sorted(cards)) if n in cards]
     keys = list(keys if keys is not None else _recorded)
-    header = ["result", "unit", "this machine", *references]
-    rows = [header]
+    refs = {n: _flatten(cards[n]) for n in names}
+    names = [n for n in names if any(k in refs[n] for k in keys)]
+    on_gpu = [n for n in names if cards[n].get("environment", {}).get("gpus")]
+    stand_in = {k: published.figures(k) for k in keys if not any(k in refs[n] for n in on_gpu)}
+    pub_devices = sorted({f.device for figs in stand_in.values() for f in figs})
+    header = ["result", "unit", "this machine", *names, *(f"{d} (published)" for d in pub_devices)]
+    rows = []
     for k in keys:
         mine = _recorded.get(k)
         unit = mine.unit if mine else next((r[k].unit for r in refs.values() if k in r), "")
-        row = [k, unit, _fmt(mine.value) if mine else "-"]
-        row += [_fmt(refs[n][k].value) if k in refs[n] else "-" for n in references]
-        rows.append(row)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+        by_device = {f.device: f.value for f in stand_in.get(k, [])}
+        rows.append([k, unit, mine.value if mine else None, *(refs[n][k].value if k in refs[n] else None for n in names),
+                     *(by_device.get(d) for d in pub_devices)])
+    lines = [f"{n}: {cards[n]['device']}, torch {cards[n]['environment'].get('torch')}, {cards[n]['created'][:10]}"
+             for n in names]
+    sources = sorted({f.source for figs in stand_in.values() for f in figs})
+    lines += [f"published, not measured by the course: {s}" for s in sources]
+    return Table(header, rows, note="\n".join(lines) or None)
 
 
-def _fmt(v: float) -> str:
-    if v == 0 or 1e-3 <= abs(v) < 1e6:
-        return f"{v:.4g}"
-    return f"{v:.3e}"
+def save_card(name: str, lesson: str | None = None, device: str = "auto") -> Path:
+    """Save what this session recorded as the results card ``NAME.json``, to contribute it as a reference.
+
+    Where: ``results/`` of a checkout (as ``make run RESULTS=NAME``), else ``results/`` in the current
+    folder (a lesson opened alone: the notebook's folder). An existing card of that name keeps its other
+    lessons; this lesson's entry is replaced. ``lesson``: the entry's name, by default the notebook's
+    file name where Jupyter tells it (``JPY_SESSION_NAME``), else the recorded keys' prefixes.
+    ``docs/contributing-results.md`` says how to submit the file. Call it at the end of a lesson::
+
+        save_card("my-colab-t4")
+    """
+    from .cards import new_card, problems
+    from .device import environment_report
+
+    if not _recorded:
+        raise ValueError("nothing recorded in this session yet: run the lesson first, then save_card(...)")
+    session = os.environ.get("JPY_SESSION_NAME", "")
+    lesson = lesson or (Path(session).stem if session.endswith(".ipynb") else
+                        "session-" + "-".join(sorted({k.split(".")[0] for k in _recorded})))
+    repo = checkout()
+    target = (repo / "results" if repo else Path.cwd() / "results") / f"{name}.json"
+    card = new_card(name, environment_report(), device, f"course_utils.ledger.save_card({name!r}) in {lesson}")
+    if target.exists():
+        old = json.loads(target.read_text(encoding="utf-8"))
+        card["notebooks"] = dict(old.get("notebooks", {})) if not problems(old, name) else {}
+    card["notebooks"][lesson] = {"status": "ok", "seconds": None, "parameters": {}, "error": None,
+                                 "results": {k: asdict(r) for k, r in sorted(_recorded.items())}}
+    found = problems(card, name)
+    if found:
+        raise ValueError(f"the card would not be valid: {found[0]}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(target, json.dumps(card, indent=1, sort_keys=True))
+    print(f"saved {target}: {len(_recorded)} figures of {lesson} on {card['device']} "
+          "(docs/contributing-results.md: how to submit it)")
+    return target

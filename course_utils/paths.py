@@ -1,18 +1,63 @@
-"""Where lessons write files (checkpoints, figures, scripts' output): never into notebooks/."""
+"""Where lessons read and write files, in a checkout of the course and in an installed wheel alike.
+
+A lesson opened alone (Colab, Kaggle, a lab server: only the ``.ipynb``, with ``course_utils``
+installed from a wheel or git) has no repository around it, so nothing here may assume one:
+
+- :func:`checkout` is the course repository when ``course_utils`` is imported from one, else ``None``;
+- :func:`scratch_dir` is a folder the lesson can write to wherever the notebook runs;
+- the results cards are found by :func:`course_utils.ledger.results_dir`.
+"""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
+# The folder above course_utils/: the repository in a checkout, site-packages in an installed wheel.
 REPO = Path(__file__).resolve().parents[1]
 
 
+def checkout() -> Path | None:
+    """The course repository this ``course_utils`` belongs to, or ``None`` for an installed wheel.
+
+    A checkout is recognised by its ``pyproject.toml`` and ``notebooks/`` beside the package.
+    """
+    return REPO if (REPO / "pyproject.toml").is_file() and (REPO / "notebooks").is_dir() else None
+
+
+def _writable(path: Path) -> bool:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+        return True
+    except OSError:
+        return False
+
+
+def scratch_root() -> Path:
+    """The first writable of: ``$COURSE_SCRATCH``; a checkout's ``build/scratch``; ``course_scratch/``
+    in the current folder (where Jupyter starts a kernel: the notebook's folder, e.g. ``/content`` on
+    Colab, ``/kaggle/working`` on Kaggle); a per-user folder in the system's temporary directory.
+
+    ``$COURSE_SCRATCH``, when set, is used even if it must first be created, and an unwritable one is
+    an error (it was asked for); the others are tried in order.
+    """
+    if os.environ.get("COURSE_SCRATCH"):
+        return Path(os.environ["COURSE_SCRATCH"])
+    repo = checkout()
+    user = str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    candidates = [repo / "build" / "scratch"] if repo else []
+    candidates += [Path.cwd() / "course_scratch", Path(tempfile.gettempdir()) / f"course_scratch-{user}"]
+    return next((c for c in candidates if _writable(c)), candidates[-1])
+
+
 def scratch_dir(lesson: str) -> Path:
-    """A folder for one lesson's files: ``$COURSE_SCRATCH/<lesson>`` or ``<repo>/build/scratch/<lesson>``.
+    """A folder for one lesson's files, ``scratch_root() / lesson`` (see :func:`scratch_root`).
 
     Created if missing; safe to delete at any time. Used by: notebooks 05, 06, 07, 09, 10.
     """
-    root = Path(os.environ.get("COURSE_SCRATCH") or REPO / "build" / "scratch")
-    path = root / lesson
+    path = scratch_root() / lesson
     path.mkdir(parents=True, exist_ok=True)
     return path

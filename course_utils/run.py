@@ -5,7 +5,8 @@ injected into its ``parameters`` cell; its ledger goes to ``build/run/ledger/<no
 A parameter name that a notebook does not have is an error before anything runs: papermill would
 only warn and the lesson would silently run with its defaults. At the end a table
 (notebook, status, seconds) is printed and ``build/run/summary.json`` is written; with
-``--results NAME`` the same summary also becomes the shipped reference ``results/NAME.json``.
+``--results NAME`` the same summary also becomes the results card ``results/NAME.json`` (its schema:
+``course_utils.cards``), a reference every lesson then shows beside its own figures.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import time
 from pathlib import Path
 
 from .atomic import atomic_write
+from .cards import SCHEMA, device_label
 from .device import CHOICES, environment_report
 from .ledger import results_dir
 
@@ -131,10 +133,13 @@ def main(argv: list[str] | None = None) -> int:
                  " or `make run NOTEBOOKS=02 PARAMS=EPOCHS=2000`")
     args.out.mkdir(parents=True, exist_ok=True)
 
-    summary = {
+    environment = environment_report()
+    summary = {  # the shape of a results card (course_utils.cards), so --results can store it as one
+        "schema": SCHEMA,
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(["python -m course_utils.run", *(argv if argv is not None else sys.argv[1:])]),
-        "environment": environment_report(),
+        "device": device_label(environment, args.device),
+        "environment": environment,
         "notebooks": {},
     }
     print(f"{'notebook':<36} {'status':<8} {'seconds':>8}", flush=True)

@@ -77,7 +77,7 @@ class Table:
 
         body = "".join(f"<tr>{cells('td', r)}</tr>" for r in self.rows)
         caption = f"<caption>{html.escape(self.title)}</caption>" if self.title else ""
-        note = f"<p>{html.escape(self.note)}</p>" if self.note else ""
+        note = f"<p>{html.escape(self.note).replace(chr(10), '<br>')}</p>" if self.note else ""
         return (f'<table class="course-table">{caption}<thead><tr>{cells("th", self.header)}</tr></thead>'
                 f"<tbody>{body}</tbody></table>{note}")
 

@@ -46,8 +46,13 @@ def test_bad_values_are_refused(value):
 
 
 def test_references_load_and_compare(tmp_path):
-    ref = {"environment": {"gpus": [{"name": "NVIDIA H200"}]},
-           "notebooks": {"02_iris": {"results": {"iris.gpu_seconds": {"value": 7.5, "unit": "s", "note": ""}}}}}
+    from course_utils.cards import new_card
+
+    ref = new_card("h200", {"python": "3.12", "torch": "2.13.0", "cuda_build": "13.0", "nvidia_driver": "580.1",
+                            "cpu_model": "x", "cpu_count": 8,
+                            "gpus": [{"name": "NVIDIA H200", "compute_capability": "9.0", "memory_gib": 139.8}]},
+                   "cuda", "test")
+    ref["notebooks"]["02_iris"] = {"status": "ok", "results": {"iris.gpu_seconds": {"value": 7.5, "unit": "s", "note": ""}}}
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "h200.json").write_text(json.dumps(ref))
     assert ledger.available_references() == ["h200"]
@@ -56,10 +61,11 @@ def test_references_load_and_compare(tmp_path):
     assert ledger.reference_environment("h200")["gpus"][0]["name"] == "NVIDIA H200"
     ledger.record("iris.cpu_seconds", 4.0, unit="s")
     table = ledger.compare(["iris.cpu_seconds", "iris.gpu_seconds"], references=("cpu-ci", "h200"))
-    lines = table.splitlines()
-    assert lines[0].split() == ["result", "unit", "this", "machine", "cpu-ci", "h200"]
-    assert lines[2].split() == ["iris.cpu_seconds", "s", "4", "-", "-"]
-    assert lines[3].split() == ["iris.gpu_seconds", "s", "-", "-", "7.5"]
+    lines = str(table).splitlines()
+    assert lines[0].split() == ["result", "unit", "this", "machine", "h200"], "an absent card gets no column"
+    assert lines[2].split() == ["iris.cpu_seconds", "s", "4", "-"]
+    assert lines[3].split() == ["iris.gpu_seconds", "s", "-", "7.5"]
+    assert lines[4].startswith("h200: NVIDIA H200, torch 2.13.0, ")
 
 
 def test_param_checks():

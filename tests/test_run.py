@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from course_utils import run
+from course_utils import cards, run
 
 
 def _notebook(path, body, params="DEVICE = 'auto'\nSMOKE = False"):
@@ -45,6 +45,8 @@ def test_runner_executes_records_and_reports_failures(tmp_path, monkeypatch, cap
     assert rc == 0
     ref = json.loads((tmp_path / "results" / "box.json").read_text())
     assert ref["name"] == "box" and ref["notebooks"]["01_good"]["results"]["good.smoke"]["value"] == 2.0
+    assert cards.problems(ref, "box") == [], "make run RESULTS=box writes a valid results card"
+    assert ref["device"].startswith("CPU: ") or ref["environment"]["gpus"]
     ref["notebooks"]["99_old"] = {"status": "ok", "results": {}}
     (tmp_path / "results" / "box.json").write_text(json.dumps(ref))
     run.main(["01", "--notebooks", str(nbs), "--out", str(out), "--results", "box"])

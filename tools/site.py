@@ -5,6 +5,7 @@
 Layout (every link relative, every script and stylesheet a local file):
 
     build/site/index.html                  the lesson table (as in README.md) + reference figures
+    build/site/machines.html               every results card side by side
     build/site/lessons/NN_*.html           each lesson with its stored outputs; saved widget state renders
     build/site/solutions/NN_*.html         the generated solutions notebooks (no outputs: run them to see)
     build/site/slides/                     a copy of build/slides/ (slides + assets/, shared by all pages)
@@ -57,7 +58,7 @@ def readme_table() -> dict[str, tuple[str, str]]:
     """``{"00": (title, what it teaches)}`` from README.md's lesson table."""
     rows = {}
     for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
-        m = re.match(r"\|\s*(\d\d)\s*\|\s*\[(.+?)\]\(notebooks/[^)]+\)\s*\|\s*(.*?)\s*\|\s*$", line)
+        m = re.match(r"\|\s*(\d\d)\s*\|\s*\[(.+?)\]\(notebooks/[^)]+\)\s*\|\s*([^|]*?)\s*\|(?:.*\|)?\s*$", line)
         if m:
             rows[m[1]] = (m[2], m[3])
     return rows
@@ -109,6 +110,58 @@ def reference_tables() -> str:
     return "\n".join(parts)
 
 
+def machines_html() -> str:
+    """The "machines" page: every results card side by side, one column per card (its machine first,
+    then every figure, lesson by lesson); a card that fails the schema is listed with its problem."""
+    sys.path.insert(0, str(REPO))
+    from course_utils.cards import read_card
+
+    cards, broken = {}, []
+    for path in sorted(RESULTS.glob("*.json")):
+        card, found = read_card(path)
+        if card is None:
+            broken.append(f"<li><code>results/{html.escape(path.name)}</code>: {html.escape(found[0])}</li>")
+        else:
+            cards[path.stem] = card
+
+    def gpu(card: dict, field: str) -> str:
+        return ", ".join(str(g.get(field, "")) for g in card["environment"]["gpus"]) or "-"
+
+    machine = {"device": lambda c: c["device"], "GPUs": lambda c: gpu(c, "name"),
+               "compute capability": lambda c: gpu(c, "compute_capability"),
+               "GPU memory (GiB)": lambda c: gpu(c, "memory_gib"),
+               "NVIDIA driver": lambda c: c["environment"]["nvidia_driver"] or "-",
+               "torch": lambda c: c["environment"]["torch"], "CUDA (torch build)": lambda c: c["environment"]["cuda_build"] or "-",
+               "CPU": lambda c: f'{c["environment"]["cpu_model"]} ({c["environment"]["cpu_count"]} cores)',
+               "Python": lambda c: c["environment"]["python"], "date": lambda c: c["created"][:10],
+               "command": lambda c: c["command"]}
+    head = "".join(f"<th>{html.escape(n)}</th>" for n in cards)
+    rows = [f"<tr><th>{html.escape(label)}</th><th></th>{''.join(f'<td>{html.escape(str(get(c)))}</td>' for c in cards.values())}</tr>"
+            for label, get in machine.items()]
+    for nb in sorted({nb for c in cards.values() for nb in c["notebooks"]}):
+        rows.append(f'<tr><th colspan="{2 + len(cards)}" id="{html.escape(nb)}">{html.escape(nb)}</th></tr>')
+        for key in sorted({k for c in cards.values() for k in c["notebooks"].get(nb, {}).get("results", {})}):
+            found = [c["notebooks"].get(nb, {}).get("results", {}).get(key) for c in cards.values()]
+            unit = next((r.get("unit", "") for r in found if r), "")
+            cells = "".join(f'<td class="num">{_fmt(r["value"]) if r else "-"}</td>' for r in found)
+            rows.append(f"<tr><td><code>{html.escape(key)}</code></td><td>{html.escape(unit)}</td>{cells}</tr>")
+    skipped = f"<p>Skipped (not a valid results card):</p><ul>{''.join(broken)}</ul>" if broken else ""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Machines: every results card</title>
+<style>{STYLE}</style></head><body>
+<p><a href="index.html">the course</a></p>
+<h1>Machines</h1>
+<p>Every results card in <code>results/</code> side by side: what each machine is, then every figure it
+measured, lesson by lesson (a dash: not measured there). How to add your machine:
+<code>docs/contributing-results.md</code>.</p>
+<table><tr><th></th><th>unit</th>{head}</tr>
+{chr(10).join(rows)}
+</table>
+{skipped}
+</body></html>
+"""
+
+
 def lesson_rows(lessons: list[Path]) -> list[dict]:
     """One row of the index per lesson: title and summary from README.md's table, relative links."""
     table, rows = readme_table(), []
@@ -138,6 +191,7 @@ state; moving a slider needs a running kernel: open the notebook in JupyterLab),
 <kbd>s</kbd> for speaker notes), and its worked solutions. Every page here works offline.</p>
 <h2>The lessons</h2>
 {chr(10).join(body)}
+<p><a href="machines.html">Machines</a>: every results card side by side.</p>
 <h2>Reference figures</h2>
 <p>The figures the lessons compare against, from <code>results/*.json</code>; a GPU reference appears
 here only once its file exists.</p>
@@ -171,6 +225,7 @@ def build(out: Path = DEFAULT_OUT, slides_dir: Path = slides.DEFAULT_OUT, select
         print(f"{path.name[:2]}: lesson, {'solutions, ' if solution.exists() else ''}slides")
     index = out / "index.html"
     index.write_text(index_html(lesson_rows(lessons)), encoding="utf-8")
+    (out / "machines.html").write_text(machines_html(), encoding="utf-8")
     return index
 
 

@@ -59,12 +59,14 @@ def is_notes(cell) -> bool:
 
 
 def _skipped(nb) -> set[int]:
-    """The parameters cell and the setup cell (the next code cell) are plumbing, not slides."""
+    """The install cell (tools/standalone.py), the parameters cell and the setup cell (the next code
+    cell) are plumbing, not slides."""
+    install = {i for i, cell in enumerate(nb.cells) if "course-install" in cell.metadata.get("tags", [])}
     for i, cell in enumerate(nb.cells):
         if "parameters" in cell.metadata.get("tags", []):
             later = [j for j in range(i + 1, len(nb.cells)) if nb.cells[j].cell_type == "code"]
-            return {i, *later[:1]}
-    return set()
+            return {*install, i, *later[:1]}
+    return install
 
 
 def _lines(cell) -> int:
