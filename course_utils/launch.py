@@ -84,7 +84,7 @@ def launch(cmd: Sequence[str], *, timeout: float = 120, env: dict[str, str] | No
 
     Raises :class:`LaunchTimeout` after ``timeout`` seconds and :class:`LaunchError` on a non-zero
     exit code, each with the tail of the output; every process of the job is gone by then.
-    Used by: notebook 09.
+    Used by: notebooks 09 and 11.
     """
     return launch_many([cmd], timeout=timeout, env=env, echo=echo, prefixes=[prefix], cwd=cwd)
 

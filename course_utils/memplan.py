@@ -406,6 +406,21 @@ def bytes_per_parameter(optimizer: str = "adamw", precision: str = "fp32") -> di
     return {"weights": 2, "gradients": 2, "optimizer_state": 4 + moments}
 
 
+def zero_bytes_per_rank(num_parameters: int, stage: int, world: int, *, optimizer: str = "adamw",
+                        precision: str = "fp32") -> dict[str, float]:
+    """Model-state bytes on each of ``world`` data-parallel ranks under ZeRO stage 0 (plain data
+    parallel), 1 (optimizer state sharded), 2 (+ gradients) or 3 (+ weights): lesson 05's formula
+    (section 5, after Rajbhandari et al. 2020, figure 1) with :func:`bytes_per_parameter`'s table.
+    Returns the three parts and their ``total``. Used by: notebook 11.
+    """
+    if stage not in (0, 1, 2, 3) or world < 1:
+        raise ValueError(f"stage must be 0-3 and world >= 1, got stage={stage}, world={world}")
+    b = bytes_per_parameter(optimizer, precision)
+    sharded = {"weights": stage >= 3, "gradients": stage >= 2, "optimizer_state": stage >= 1}
+    parts = {k: num_parameters * v / (world if sharded[k] else 1) for k, v in b.items()}
+    return {**parts, "total": sum(parts.values())}
+
+
 def formula_training_memory(
     num_parameters: int | nn.Module,
     *,
@@ -442,4 +457,4 @@ def formula_training_memory(
 
 __all__ = ["OPTIMIZERS", "PRECISIONS", "FakeStep", "MemoryEstimate", "MemoryMeasurement", "bytes_per_parameter",
            "default_loss", "estimate_training_memory", "fake_training_step", "formula_training_memory",
-           "make_optimizer", "measure_training_memory"]
+           "make_optimizer", "measure_training_memory", "zero_bytes_per_rank"]

@@ -56,7 +56,7 @@ def scratch_root() -> Path:
 def scratch_dir(lesson: str) -> Path:
     """A folder for one lesson's files, ``scratch_root() / lesson`` (see :func:`scratch_root`).
 
-    Created if missing; safe to delete at any time. Used by: notebooks 05, 06, 07, 09, 10.
+    Created if missing; safe to delete at any time. Used by: notebooks 05, 06, 07, 09, 10, 11.
     """
     path = scratch_root() / lesson
     path.mkdir(parents=True, exist_ok=True)

@@ -90,7 +90,7 @@ def torchrun_command(
 
     ``backend="nccl"`` checks that this node has a GPU per rank (:func:`check_gpus`). ``target`` is a
     module name (``module=True``, run as ``python -m target``) or a script path; ``extra`` holds more
-    torchrun options (e.g. ``["--max-restarts=1"]``). Used by: notebook 09.
+    torchrun options (e.g. ``["--max-restarts=1"]``). Used by: notebooks 09 and 11.
     """
     check_gpus(nproc_per_node, backend)
     cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nproc_per_node}",
