@@ -87,7 +87,7 @@ def test_deck_rules_cut_what_does_not_fit_and_keep_hand_choices():
     long_log = _code("for i in range(40):\n    print(i)", lines_out=40)
     figure = _code("fig, ax = new_figure()\nfinish(fig)")
     figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})]
-    long_code = _code("\n".join(f"x{i} = {i}" for i in range(25)))
+    long_code = _code("\n".join(f"x{i} = {i}" for i in range(25)))  # over KEY_LINES
     hand = _code("\n".join(f"y{i} = {i}" for i in range(25)))
     hand.metadata["course"] = {"deck": {"show": "lines", "lines": [3, 5], "by": "hand"}}
     nb = _nb(_md("# 00 · Title"), _md("## 3. Third"), long_log, figure, long_code, hand)
@@ -101,7 +101,7 @@ def test_deck_rules_cut_what_does_not_fit_and_keep_hand_choices():
     log = "".join(o["text"] for o in view[2].outputs)
     assert "… 30 lines left out (full output: notebook §3) …" in log and log.count("\n") == 11
     assert view[3].metadata["transient"] == {"remove_source": True}
-    assert view[4].source.endswith("# … 15 more lines: full code in the notebook §3")
+    assert view[4].source.endswith(f"# … {25 - slides.KEY_LINES + 2} more lines: full code in notebook §3")
     assert view[5].source.splitlines()[:3] == ["y2 = 2", "y3 = 3", "y4 = 4"]
     # A hand choice that names no known view stops the build with a one-line message.
     hand.metadata["course"]["deck"]["show"] = "some"

@@ -47,7 +47,7 @@ DEFAULT_OUT = REPO / "build" / "slides"
 CANVAS = (1280, 720)
 BODY_PX, CODE_PX = 25, 19
 PROSE_LINE, PROSE_CHARS = 37, 88     # px per line of prose, characters per line
-CODE_LINE, CODE_CHARS = 25, 100      # px per line of code or output, characters per line before it wraps
+CODE_LINE, CODE_CHARS = 25, 92       # px per line of code or output, characters per line before it wraps
 HEADING_PX = {1: 70, 2: 62, 3: 52}
 IMAGE_PX = 440                       # a stored figure is shown at most this tall (CSS max-height)
 WIDGET_PX = 330
@@ -55,7 +55,7 @@ TABLE_ROW_PX = 32
 SLIDE_PX = 600                       # content height one slide holds (canvas minus padding and margins)
 MAX_CELLS = 3
 CELL_PX = 16                         # margins around every cell
-KEY_LINES = 12                       # a code cell without output longer than this shows its first lines
+KEY_LINES = 18                       # a code cell without output longer than this shows its first lines
 OUTPUT_HEAD, OUTPUT_TAIL = 7, 3      # a long log is cut to its head and tail
 THEME_NAME = "white"  # reveal.js theme, here and in RISE: its font ships with reveal.js ("simple" imports Google Fonts)
 MIN_SLIDES = 6
@@ -206,9 +206,9 @@ def truncated_outputs(outputs: list, where: str) -> list:
         holder = out if key == "text" else out.get("data", {})
         if key:
             lines = _text(holder[key]).splitlines()
-            if len(lines) > OUTPUT_HEAD + OUTPUT_TAIL + 1:
+            if len(lines) > OUTPUT_HEAD + OUTPUT_TAIL + 4:  # cutting fewer lines would save nothing
                 left = len(lines) - OUTPUT_HEAD - OUTPUT_TAIL
-                holder[key] = "\n".join(lines[:OUTPUT_HEAD] + [f"… {left} lines left out (full output: {where or 'the notebook'}) …"]
+                holder[key] = "\n".join(lines[:OUTPUT_HEAD] + [f"… {left} lines left out (full output: {where or 'notebook'}) …"]
                                         + lines[-OUTPUT_TAIL:]) + "\n"
         cut.append(out)
     return cut
@@ -238,9 +238,9 @@ def shown(cell, choice: dict, title: str):
         first, last = choice["lines"]
         kept, left = lines[first - 1:last], len(lines) - (last - first + 1)
         if left > 0 and cell.cell_type == "code":
-            kept.append(f"# … {left} more lines: full code in the {where}")
+            kept.append(f"# … {left} more lines: full code in {where}")
         elif left > 0:
-            kept.append(f"\n*… continued in the {where}*")
+            kept.append(f"\n*… continued in {where}*")
         cell.source = "\n".join(kept)
     return cell
 
