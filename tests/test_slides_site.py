@@ -74,13 +74,65 @@ def test_slide_types_follow_the_headings():
         _md("## 1. First\n\ntext"),
         _md("**Speaker notes** (3 min)\n\n- say"),
         _code("a = 1"), _code("b = 2"), _code("c = 3"),       # a 4th cell in the section: a sub-slide
-        _code("print(c)", lines_out=40),                      # too tall to share a screen: a sub-slide
+        _md("\n".join(["a line of prose " * 5] * 14)),          # too tall to share a screen: a sub-slide
         _md("### detail"),                                     # a ### heading: a sub-slide
         _md("said aloud", slideshow={"slide_type": "notes"}),
         _md("## 2. Second"),
     )
     assert slides.slide_types(nb) == ["slide", "skip", "skip", "-", "slide", "notes", "-", "-",
                                       "subslide", "subslide", "subslide", "notes", "slide"]
+
+
+def test_deck_rules_cut_what_does_not_fit_and_keep_hand_choices():
+    long_log = _code("for i in range(40):\n    print(i)", lines_out=40)
+    figure = _code("fig, ax = new_figure()\nfinish(fig)")
+    figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})]
+    long_code = _code("\n".join(f"x{i} = {i}" for i in range(25)))  # over KEY_LINES
+    hand = _code("\n".join(f"y{i} = {i}" for i in range(25)))
+    hand.metadata["course"] = {"deck": {"show": "lines", "lines": [3, 5], "by": "hand"}}
+    nb = _nb(_md("# 00 · Title"), _md("## 3. Third"), long_log, figure, long_code, hand)
+    assert slides.deck_rule(figure)["show"] == "output"          # a plot without its drawing code
+    assert slides.deck_rule(long_code) == {"show": "lines", "lines": [1, slides.KEY_LINES - 2],
+                                           "why": "long code: its first lines"}
+    assert slides.apply(nb) and not slides.apply(nb), "apply is idempotent"
+    assert hand.metadata["course"]["deck"] == {"show": "lines", "lines": [3, 5], "by": "hand"}, "hand choice kept"
+    assert long_code.metadata["course"]["deck"]["by"] == "rule"
+    view = slides.deck_cells(nb)
+    log = "".join(o["text"] for o in view[2].outputs)
+    assert "… 30 lines left out (full output: notebook §3) …" in log and log.count("\n") == 11
+    assert view[3].metadata["transient"] == {"remove_source": True}
+    assert view[4].source.endswith(f"# … {25 - slides.KEY_LINES + 2} more lines: full code in notebook §3")
+    assert view[5].source.splitlines()[:3] == ["y2 = 2", "y3 = 3", "y4 = 4"]
+    # A hand choice that names no known view stops the build with a one-line message.
+    hand.metadata["course"]["deck"]["show"] = "some"
+    with pytest.raises(SystemExit, match="course.deck.show is 'some': one of all, output, lines, skip"):
+        slides.deck_cells(nb)
+
+
+def test_every_slide_gets_its_sections_notes():
+    nb = _nb(_md("# 00 · Title\n\nintro"),
+             _md("## 1. First\n\ntext"),
+             _md("**Speaker notes** (3 min)\n\n- **Say:** one\n- **Ask the room:** \"Why?\" (Because.)"),
+             *[_code(f"a{i} = {i}", lines_out=12) for i in range(4)],
+             _md("## Exercises"),
+             _md("**Speaker notes** (9 min)\n\n- **Say:** exercise 1 is X = 3\n- **Ask the room:** \"How?\""))
+    deck = slides.deck(nb)
+    groups, current = [], None
+    for cell in deck.cells:
+        kind = cell.metadata.get("slideshow", {}).get("slide_type")
+        if kind in ("slide", "subslide"):
+            current = []
+            groups.append(current)
+        elif kind == "notes" and current is not None:
+            current.append(cell.source)
+    assert len(groups) >= 4 and all(groups), groups
+    assert groups[0][0].startswith("**Lesson plan** (12 min in all)")
+    assert all("**Say:** one" in g[0] for g in groups[1:-1]), "every sub-slide of §1 carries §1's notes"
+    assert "exercise 1 is X = 3" in groups[-1][0]
+    # The student's notebook keeps no notes cell, and no check-yourself cell in the exercises.
+    assert sum(slides.is_notes(c) for c in nb.cells) == 2, "deck() works on a copy"
+    sources = [c.source for c in deck.cells if c.metadata.get("course", {}).get("check_yourself")]
+    assert sources == ["**Check yourself:** Why?\n\n<details><summary>Answer</summary>\n\nBecause.\n\n</details>"]
 
 
 def test_write_metadata_is_idempotent_and_check_fails_without_it(tmp_path, monkeypatch, capsys):
@@ -213,3 +265,14 @@ def test_widget_state_is_kept_in_the_pages():
     assert 'type="application/vnd.jupyter.widget-state+json"' in body
     assert 'type="application/vnd.jupyter.widget-view+json"' in body
     assert "'assets/html-manager/embed-amd.js'" in body and not remote_references(body)
+
+
+def test_instructor_page_has_every_sections_notes():
+    page = course_site.instructor_html([LESSON_00])
+    nb = nbformat.read(LESSON_00, as_version=4)
+    slides.course_notes.migrate(nb)
+    sections = [s for s in slides.course_notes.section_notes(nb) if s["level"] == 2]
+    assert sections and all(f"<h3>{s['title']}</h3>" in page.replace("&amp;", "&") for s in sections if s["notes"])
+    assert page.count("Ask the room") == sum(s["notes"].count("Ask the room") for s in sections) > 0
+    assert "Lesson plan" in page and not remote_references(page)
+    assert 'href="instructor.html"' in course_site.index_html(course_site.lesson_rows([LESSON_00]))

@@ -9,6 +9,8 @@ Layout (every link relative, every script and stylesheet a local file):
     build/site/lessons/NN_*.html           each lesson with its stored outputs; saved widget state renders
     build/site/solutions/NN_*.html         the generated solutions notebooks (no outputs: run them to see)
     build/site/slides/                     a copy of build/slides/ (slides + assets/, shared by all pages)
+    build/site/instructor.html             every lesson's speaker notes by section (from the headings'
+                                           metadata, tools/notes.py), with the lesson plan and minutes
 
 The lesson pages use tools/templates/offline_lab (nbconvert's lab template without MathJax or the
 mermaid CDN import); require.js and the widgets HTML manager come from ``slides/assets/``.
@@ -39,6 +41,8 @@ th, td { border-bottom: 1px solid #ddd; padding: .3rem .6rem; text-align: left; 
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 code { background: #f3f3f3; padding: 0 .2em; }
 details { margin: .5rem 0; }
+table.course-table caption { text-align: left; font-weight: 600; }
+.notes { border-left: 4px solid #c9d7ee; padding: 0 1rem; margin: .5rem 0 1.5rem; }
 """
 
 
@@ -188,7 +192,8 @@ def index_html(rows: list[dict]) -> str:
 <h1>Training PyTorch models on GPUs — and why it is sometimes slower than the CPU</h1>
 <p>Each lesson as a page with the outputs of the course's reference CPU run (widgets show their saved
 state; moving a slider needs a running kernel: open the notebook in JupyterLab), as slides (press
-<kbd>s</kbd> for speaker notes), and its worked solutions. Every page here works offline.</p>
+<kbd>s</kbd> for speaker notes), and its worked solutions. Every page here works offline.
+Teaching it? The <a href="instructor.html">instructor notes</a> give each section's notes and minutes.</p>
 <h2>The lessons</h2>
 {chr(10).join(body)}
 <p><a href="machines.html">Machines</a>: every results card side by side.</p>
@@ -197,6 +202,36 @@ state; moving a slider needs a running kernel: open the notebook in JupyterLab),
 here only once its file exists.</p>
 {reference_tables()}
 <p><small>Built {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} by <code>tools/site.py</code>.</small></p>
+</body></html>
+"""
+
+
+def instructor_html(lessons: list[Path]) -> str:
+    """The instructor's page: per lesson, the lesson plan, then each section's notes (Say / Ask / Demo / Time)."""
+    import nbformat
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    parts = []
+    for path in lessons:
+        nb = nbformat.read(path, as_version=4)
+        slides.course_notes.migrate(nb)  # a lesson still in today's format (notes cells) reads the same
+        parts.append(f'<h2 id="l{path.name[:2]}">{html.escape(lesson_title(path))} '
+                     f'<small>(<a href="slides/{path.stem}.slides.html">slides</a>, '
+                     f'<a href="lessons/{path.stem}.html">lesson</a>)</small></h2>')
+        parts.append(f'<div class="notes">{markdown2html_mistune(slides.lesson_plan(nb))}</div>')
+        for section in slides.course_notes.section_notes(nb):
+            if section["level"] == 2 and section["notes"]:
+                parts.append(f"<h3>{html.escape(section['title'])}</h3>"
+                             f'<div class="notes">{markdown2html_mistune(section["notes"])}</div>')
+    toc = " · ".join(f'<a href="#l{p.name[:2]}">{p.name[:2]}</a>' for p in lessons)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Instructor notes: Training PyTorch models on GPUs</title>
+<style>{STYLE}</style></head><body>
+<h1>Instructor notes</h1>
+<p>What to say, what to ask, what to demo and how long each section takes; the same notes appear on every
+slide of their section in the slides' speaker view (press <kbd>s</kbd>). Students see the questions in the
+lessons as folded "Check yourself" cells. <a href="index.html">Back to the lessons</a>. Lessons: {toc}</p>
+{chr(10).join(parts)}
 </body></html>
 """
 
@@ -223,6 +258,7 @@ def build(out: Path = DEFAULT_OUT, slides_dir: Path = slides.DEFAULT_OUT, select
         if solution.exists():
             relink(slides.export(solution, out / "solutions" / f"{path.stem}.html", "html", "../slides/assets"))
         print(f"{path.name[:2]}: lesson, {'solutions, ' if solution.exists() else ''}slides")
+    (out / "instructor.html").write_text(instructor_html(lessons), encoding="utf-8")
     index = out / "index.html"
     index.write_text(index_html(lesson_rows(lessons)), encoding="utf-8")
     (out / "machines.html").write_text(machines_html(), encoding="utf-8")

@@ -1,11 +1,15 @@
-"""Offline reveal.js slides of every lesson: slide metadata from the headings, then nbconvert.
+"""Offline reveal.js slides of every lesson, laid out for a 1280x720 projector, then nbconvert.
 
 A lesson's slides follow its own structure: the title cell and every ``##`` section start a slide;
-a ``###`` heading, or a section too long for one screen, continues as sub-slides (down-arrow); the
-parameters cell and the setup cell after it are skipped; speaker-notes cells (``slide_type``
-``notes`` already, or markdown starting with ``**Speaker notes**``) stay notes (press ``s``).
+a ``###`` heading, or a section too tall for one screen, continues as sub-slides (ArrowRight, Space
+and PageDown visit them all: navigationMode "linear"); the parameters cell and the setup cell after
+it are skipped. What the deck shows of each cell is ``course.deck`` in its metadata (all, output,
+a line range, skip; written from rules, hand choices kept: docs/authoring.md), so every slide fits
+the 16:9 canvas at 25 px prose and 19 px code; what is cut carries a pointer to the notebook section.
+Speaker notes come from the section headings' metadata (tools/notes.py) and are put on every slide
+and sub-slide of their section (press ``s``).
 
-    python tools/slides.py --write-metadata [NN ...]   # write the `slideshow` metadata (idempotent)
+    python tools/slides.py --write-metadata [NN ...]   # write the slideshow + course.deck metadata (idempotent)
     python tools/slides.py --check [NN ...]            # exit 1 if a lesson's metadata is missing or wrong
     python tools/slides.py [NN ...] [--out build/slides] # build NN_*.slides.html (needs `make slides`' npm step)
 
@@ -18,6 +22,8 @@ does, rather than shipping slides that fetch MathJax from a CDN).
 from __future__ import annotations
 
 import argparse
+import copy
+import math
 import re
 import shutil
 import sys
@@ -25,20 +31,35 @@ from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import notes as course_notes  # noqa: E402  (tools/notes.py)
+
 REPO = Path(__file__).resolve().parents[1]
 LESSONS = REPO / "notebooks"
 TEMPLATES = REPO / "tools" / "templates"
 NODE_MODULES = REPO / "build" / "web" / "node_modules"
 DEFAULT_OUT = REPO / "build" / "slides"
 
-# A sub-slide holds at most this many cells, and about this many lines of source + output:
-# reveal's 960x700 canvas at the template's 19-20px fonts shows ~26 lines.
+# The projector: a 1280x720 (16:9) canvas shown at scale 1 on a 1280x720 screen (margin 0), prose at
+# BODY_PX and code at CODE_PX (the template's CSS), so what fits here fits on the screen. The heights
+# below are estimates in CSS px that plan the split into sub-slides; tests/test_slide_fit.py measures
+# the real thing in Chromium.
+CANVAS = (1280, 720)
+BODY_PX, CODE_PX = 25, 19
+PROSE_LINE, PROSE_CHARS = 37, 88     # px per line of prose, characters per line
+CODE_LINE, CODE_CHARS = 25, 92       # px per line of code or output, characters per line before it wraps
+HEADING_PX = {1: 70, 2: 62, 3: 52}
+IMAGE_PX = 440                       # a stored figure is shown at most this tall (CSS max-height)
+WIDGET_PX = 330
+TABLE_ROW_PX = 32
+SLIDE_PX = 600                       # content height one slide holds (canvas minus padding and margins)
 MAX_CELLS = 3
-LINE_BUDGET = 26
-IMAGE_LINES = 14  # a stored figure counts as this many lines
-NOTES_PREFIX = "**Speaker notes**"
+CELL_PX = 16                         # margins around every cell
+KEY_LINES = 18                       # a code cell without output longer than this shows its first lines
+OUTPUT_HEAD, OUTPUT_TAIL = 7, 3      # a long log is cut to its head and tail
 THEME_NAME = "white"  # reveal.js theme, here and in RISE: its font ships with reveal.js ("simple" imports Google Fonts)
 MIN_SLIDES = 6
+SHOW = ("all", "output", "lines", "skip")  # what the deck shows of a cell: course.deck.show
 
 
 def lessons(selected: list[str] | None = None) -> list[Path]:
@@ -53,9 +74,8 @@ def lessons(selected: list[str] | None = None) -> list[Path]:
 
 
 def is_notes(cell) -> bool:
-    if cell.metadata.get("slideshow", {}).get("slide_type") == "notes":
-        return True
-    return cell.cell_type == "markdown" and cell.source.lstrip().startswith(NOTES_PREFIX)
+    """A speaker-notes cell in today's format (tools/notes.py moves them into metadata)."""
+    return course_notes.is_notes_cell(cell)
 
 
 def _skipped(nb) -> set[int]:
@@ -69,44 +89,207 @@ def _skipped(nb) -> set[int]:
     return install
 
 
-def _lines(cell) -> int:
-    """Roughly how many screen lines a cell takes in the slides (source + stored outputs)."""
-    width = 90 if cell.cell_type == "code" else 75  # characters per line before the slide wraps it
-    n = sum(1 + len(line) // width for line in cell.source.splitlines())
-    for out in cell.get("outputs", []):
-        if out.get("output_type") == "stream":
-            n += len(out.get("text", "").splitlines())
-            continue
-        data = out.get("data", {})
-        if any(k.startswith("image/") for k in data) or "application/vnd.jupyter.widget-view+json" in data:
-            n += IMAGE_LINES
-        elif "text/plain" in data:
-            n += len(str(data["text/plain"]).splitlines())
-    return n
+# --------------------------------------------------------------------------- sizes on the canvas
+
+def _rows(lines: list[str], chars: int) -> int:
+    return sum(max(1, math.ceil(len(line) / chars)) for line in lines)
+
+
+def _prose_px(text: str) -> int:
+    """Estimated height of rendered markdown: headings, paragraphs, fenced code."""
+    px, fence = 20, False
+    for line in text.splitlines():
+        if line.strip().startswith(("```", "~~~")):
+            px, fence = px + 10, not fence
+        elif fence:
+            px += CODE_LINE
+        elif m := re.match(r"(#{1,6}) ", line):
+            px += HEADING_PX.get(len(m[1]), 50)
+        elif not line.strip():
+            px += 12
+        else:
+            visible = re.sub(r"<[^>]+>", "", re.sub(r"\]\([^)]*\)", "]", line))  # link targets are not shown
+            px += PROSE_LINE * max(1, math.ceil(len(visible) / PROSE_CHARS))
+    return px
+
+
+def _text(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def _output_px(out) -> int:
+    if out.get("output_type") == "stream":
+        return CODE_LINE * _rows(_text(out.get("text", "")).splitlines(), CODE_CHARS) + 16
+    if out.get("output_type") == "error":
+        return CODE_LINE * len(out.get("traceback", [])) + 16
+    data = out.get("data", {})
+    if "application/vnd.jupyter.widget-view+json" in data:
+        return WIDGET_PX
+    if any(k.startswith("image/") for k in data):
+        return IMAGE_PX
+    if "text/html" in data and "<table" in _text(data["text/html"]):
+        page = _text(data["text/html"])
+        return TABLE_ROW_PX * page.count("<tr") + (40 if "<caption" in page else 16) + 20
+    if "text/markdown" in data:
+        return _prose_px(_text(data["text/markdown"]))
+    if "text/plain" in data:
+        return CODE_LINE * _rows(_text(data["text/plain"]).splitlines(), CODE_CHARS) + 16
+    return 0
+
+
+def height(cell) -> int:
+    """Estimated height (CSS px on the 1280x720 canvas) of a cell as the deck shows it."""
+    if cell.cell_type == "markdown":
+        return _prose_px(cell.source)
+    code = 0 if cell.metadata.get("transient", {}).get("remove_source") or not cell.source.strip() \
+        else CODE_LINE * _rows(cell.source.splitlines(), CODE_CHARS) + 24
+    return code + sum(_output_px(o) for o in cell.get("outputs", []))
+
+
+# --------------------------------------------------------------------------- what the deck shows of a cell
+
+def deck_rule(cell, skipped: bool = False) -> dict:
+    """What the deck shows of ``cell`` by the rules (``{"show": "all"}`` when it shows all of it)."""
+    if skipped:
+        return {"show": "skip", "why": "parameters / setup: plumbing"}
+    if cell.cell_type == "markdown":
+        if _prose_px(cell.source) <= SLIDE_PX:
+            return {"show": "all"}
+        lines, keep = cell.source.splitlines(), 0
+        for i, line in enumerate(lines):  # the longest run of whole paragraphs that fits, with the pointer
+            breaks = not line.strip() or re.match(r"\s{0,3}(?:[-*+]|\d+\.) ", line)  # a paragraph or a list item
+            if i and breaks and _prose_px("\n".join(lines[:i])) <= SLIDE_PX - PROSE_LINE:
+                keep = i
+        return {"show": "lines", "lines": [1, max(keep, 1)], "why": "long prose: its first paragraphs"}
+    if cell.cell_type != "code":
+        return {"show": "all"}
+    outputs = truncated_outputs(cell.get("outputs", []), "")
+    data = [o.get("data", {}) for o in outputs]
+    if any(k.startswith("image/") for d in data for k in d):
+        return {"show": "output", "why": "a figure: shown without the code that draws it"}
+    if cell.metadata.get("jupyter", {}).get("source_hidden"):
+        return {"show": "output", "why": "code hidden in the notebook"}
+    n = len(cell.source.splitlines())
+    code_px = CODE_LINE * _rows(cell.source.splitlines(), CODE_CHARS) + 24
+    out_px = sum(_output_px(o) for o in outputs)
+    if outputs and code_px + out_px > SLIDE_PX:
+        return {"show": "output", "why": "too tall with its code: the result"}
+    if not outputs and n > KEY_LINES:
+        return {"show": "lines", "lines": [1, KEY_LINES - 2], "why": "long code: its first lines"}
+    return {"show": "all"}
+
+
+def deck_choice(cell, skipped: bool = False) -> dict:
+    """The stored choice when an author set it by hand (``"by": "hand"``), else the rules'."""
+    stored = cell.metadata.get("course", {}).get("deck")
+    if stored and stored.get("by") == "hand":
+        return stored
+    return deck_rule(cell, skipped)
+
+
+def _where(title: str) -> str:
+    number = course_notes.section_number(title)
+    return f"notebook §{number}" if number.isdigit() else f"notebook, section “{title}”"
+
+
+def truncated_outputs(outputs: list, where: str) -> list:
+    """Long logs cut to head and tail, with the count of lines left out and where to read them."""
+    cut, merged = [], []
+    for out in outputs:  # consecutive prints to one stream are one block on screen
+        if (merged and out.get("output_type") == "stream" and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == out.get("name")):
+            merged[-1]["text"] = _text(merged[-1]["text"]) + _text(out.get("text", ""))
+        else:
+            merged.append(copy.deepcopy(out))
+    for out in merged:
+        key = "text" if out.get("output_type") == "stream" else None
+        if key is None and set(out.get("data", {})) == {"text/plain"}:
+            out, key = out, "text/plain"
+        holder = out if key == "text" else out.get("data", {})
+        if key:
+            lines = _text(holder[key]).splitlines()
+            if len(lines) > OUTPUT_HEAD + OUTPUT_TAIL + 4:  # cutting fewer lines would save nothing
+                left = len(lines) - OUTPUT_HEAD - OUTPUT_TAIL
+                holder[key] = "\n".join(lines[:OUTPUT_HEAD] + [f"… {left} lines left out (full output: {where or 'notebook'}) …"]
+                                        + lines[-OUTPUT_TAIL:]) + "\n"
+        cut.append(out)
+    return cut
+
+
+def _pointer(text: str):
+    return nbformat.v4.new_output("display_data", data={"text/html": f'<p class="deck-pointer">{text}</p>',
+                                                        "text/plain": text})
+
+
+def shown(cell, choice: dict, title: str):
+    """A copy of ``cell`` as the deck shows it (``choice`` from :func:`deck_choice`)."""
+    cell, where, show = copy.deepcopy(cell), _where(title), choice.get("show", "all")
+    if show not in SHOW:
+        raise SystemExit(f"course.deck.show is {show!r}: one of {', '.join(SHOW)}")
+    if show == "skip":
+        cell.metadata["slideshow"] = {"slide_type": "skip"}
+        return cell
+    if cell.cell_type == "code":
+        cell.outputs = truncated_outputs(cell.get("outputs", []), where)
+    if show == "output":
+        cell.metadata["transient"] = {"remove_source": True}
+        if "figure" not in choice.get("why", ""):
+            cell.outputs.append(_pointer(f"code: {where}"))
+    elif show == "lines":
+        lines = cell.source.splitlines()
+        first, last = choice["lines"]
+        kept, left = lines[first - 1:last], len(lines) - (last - first + 1)
+        if left > 0 and cell.cell_type == "code":
+            kept.append(f"# … {left} more lines: full code in {where}")
+        elif left > 0:
+            kept.append(f"\n*… continued in {where}*")
+        cell.source = "\n".join(kept)
+    return cell
+
+
+def sections_of(nb) -> list[str]:
+    """The title of the ``#``/``##`` section each cell belongs to."""
+    titles, current = [], ""
+    for cell in nb.cells:
+        h = course_notes.heading_of(cell)
+        if h and h[0] <= 2:
+            current = h[1]
+        titles.append(current)
+    return titles
+
+
+def deck_cells(nb) -> list:
+    """Every cell as the deck shows it (stored hand choices, the rules for the rest)."""
+    skipped, titles = _skipped(nb), sections_of(nb)
+    return [cell if is_notes(cell) else shown(cell, deck_choice(cell, i in skipped), titles[i])
+            for i, cell in enumerate(nb.cells)]
 
 
 def slide_types(nb) -> list[str]:
-    """The ``slide_type`` every cell should have, computed from headings and sizes only."""
+    """The ``slide_type`` every cell should have, from headings and the cells' height on the canvas."""
     skipped, types = _skipped(nb), []
-    cells_here = lines_here = 0
-    for i, cell in enumerate(nb.cells):
-        if i in skipped:
+    px_here = cells_here = 0
+    for i, (cell, view) in enumerate(zip(nb.cells, deck_cells(nb))):
+        if i in skipped or view.metadata.get("slideshow", {}).get("slide_type") == "skip" and not is_notes(cell):
             types.append("skip")
             continue
         if is_notes(cell):
             types.append("notes")
             continue
-        size = _lines(cell)
+        if cell.metadata.get("course", {}).get("check_yourself"):
+            types.append("skip")  # the room is asked aloud; the student's folded question stays in the notebook
+            continue
+        size = height(view) + CELL_PX
         heading = cell.cell_type == "markdown" and re.match(r"#{1,2} ", cell.source.lstrip())
-        if heading or not types:
-            kind, cells_here, lines_here = "slide", 0, 0
-        elif (cells_here >= MAX_CELLS or (cells_here and lines_here + size > LINE_BUDGET)
+        if heading or not types or all(t in ("skip", "notes") for t in types):
+            kind, cells_here, px_here = "slide", 0, 0
+        elif (cells_here >= MAX_CELLS or (cells_here and px_here + size > SLIDE_PX)
               or (cell.cell_type == "markdown" and cell.source.lstrip().startswith("### "))):
-            kind, cells_here, lines_here = "subslide", 0, 0
+            kind, cells_here, px_here = "subslide", 0, 0
         else:
             kind = "-"
         types.append(kind)
-        cells_here, lines_here = cells_here + 1, lines_here + size
+        cells_here, px_here = cells_here + 1, px_here + size
     return types
 
 
@@ -114,12 +297,30 @@ RISE = {"theme": THEME_NAME, "scroll": True}  # notebook metadata read by jupyte
 
 
 def apply(nb) -> bool:
-    """Write the computed ``slideshow`` metadata (and RISE's theme) into ``nb``; True if anything changed."""
+    """Write the computed ``slideshow`` metadata, the rules' deck choices (hand ones are kept) and
+    RISE's theme into ``nb``; True if anything changed."""
     changed = False
     rise = nb.metadata.setdefault("rise", {})
     for key, value in RISE.items():
         if rise.get(key) != value:
             rise[key], changed = value, True
+    skipped = _skipped(nb)
+    for i, cell in enumerate(nb.cells):
+        if is_notes(cell):
+            continue
+        course = cell.metadata.get("course", {})
+        if course.get("deck", {}).get("by") == "hand":
+            continue
+        rule = deck_rule(cell, i in skipped)
+        want = None if rule == {"show": "all"} else {**rule, "by": "rule"}
+        if course.get("deck") != want:
+            changed = True
+            if want is None:
+                course.pop("deck")
+                if not course:
+                    cell.metadata.pop("course")
+            else:
+                cell.metadata.setdefault("course", {})["deck"] = want
     for cell, kind in zip(nb.cells, slide_types(nb)):
         if cell.metadata.get("slideshow", {}).get("slide_type") != kind:
             cell.metadata.setdefault("slideshow", {})["slide_type"] = kind
@@ -160,10 +361,54 @@ def problems(nb) -> list[str]:
             found.append(f"cell {i} ({first!r}) is {have!r}, should be {want!r}")
     if nb.metadata.get("rise", {}).get("theme") != THEME_NAME:
         found.append(f"notebook metadata rise.theme is not {THEME_NAME!r} (RISE's default, 'simple', imports Google Fonts)")
-    shown = sum(c.metadata.get("slideshow", {}).get("slide_type") in ("slide", "subslide") for c in nb.cells)
-    if shown < MIN_SLIDES:
-        found.append(f"only {shown} slides and sub-slides (at least {MIN_SLIDES})")
+    shown_ = sum(c.metadata.get("slideshow", {}).get("slide_type") in ("slide", "subslide") for c in nb.cells)
+    if shown_ < MIN_SLIDES:
+        found.append(f"only {shown_} slides and sub-slides (at least {MIN_SLIDES})")
     return found
+
+
+# --------------------------------------------------------------------------- speaker notes on every slide
+
+MINUTES = re.compile(r"\*\*Speaker notes\*\*\s*\((\d+)\s*min")
+
+
+def lesson_plan(nb) -> str:
+    """The notes of the title slide: every section with its minutes (from its notes)."""
+    rows, total = [], 0
+    for s in course_notes.section_notes(nb):
+        if s["level"] != 2:
+            continue
+        minutes = sum(int(m) for m in MINUTES.findall(s["notes"]))
+        total += minutes
+        rows.append(f"- {s['title']}" + (f" ({minutes} min)" if minutes else ""))
+    return f"**Lesson plan** ({total} min in all)\n\n" + "\n".join(rows)
+
+
+def with_notes(nb, cells: list) -> list:
+    """``cells`` with a notes cell after the first cell of every slide and sub-slide: the notes of its
+    ``##`` section (a ``#`` title or part gets the lesson plan), so the speaker view never goes blank."""
+    plan, by_cell = lesson_plan(nb), {}
+    for s in course_notes.section_notes(nb):
+        by_cell[s["cell"]] = s["notes"] if s["level"] == 2 and s["notes"] else plan
+    out, notes = [], plan
+    for i, cell in enumerate(cells):
+        notes = by_cell.get(i, notes)
+        out.append(cell)
+        if cell.metadata.get("slideshow", {}).get("slide_type") in ("slide", "subslide"):
+            note = nbformat.v4.new_markdown_cell(notes)
+            note.metadata["slideshow"] = {"slide_type": "notes"}
+            out.append(note)
+    return out
+
+
+def deck(nb):
+    """The notebook the slides are made from: notes migrated (in memory, for a lesson still in
+    today's format), each cell as the deck shows it, the section's notes on every slide."""
+    nb = copy.deepcopy(nb)
+    course_notes.migrate(nb)
+    fill_missing(nb)
+    nb.cells = with_notes(nb, deck_cells(nb))
+    return nb
 
 
 def uses_latex(nb) -> list[int]:
@@ -249,7 +494,9 @@ def exporter(kind: str, prefix: str):
     if kind == "slides":
         section.reveal_url_prefix = f"{prefix}/reveal.js"
         section.reveal_theme = THEME_NAME
-        section.reveal_scroll = True
+        section.reveal_scroll = False  # a clicker cannot scroll: every slide fits instead
+        section.reveal_width, section.reveal_height = (str(v) for v in CANVAS)
+        section.reveal_number = "c/t"
     return cls(config=cfg)
 
 
@@ -258,6 +505,7 @@ def export(notebook: Path, out_file: Path, kind: str, prefix: str) -> Path:
     nb = nbformat.read(notebook, as_version=4)
     if kind == "slides":
         fill_missing(nb, notebook.name)
+        nb = deck(nb)
     latex = uses_latex(nb)
     if latex:
         raise SystemExit(f"{notebook.name}: cells {latex} use LaTeX math; the offline pages ship no MathJax "

@@ -1,0 +1,172 @@
+"""Measure built decks the way a projector shows them: every slide of every deck in Chromium at 1280x720.
+
+    python tools/measure_slides.py [build/slides] [--shots /tmp/shots --shot 02:3/0 ...]
+
+For each slide (sub-slides included), stepped through with Reveal's own API in one page per deck:
+- ``tall``:  the slide's content is taller than the canvas (a clicker cannot scroll);
+- ``clipped``: a code, output or table block is wider than its box (``scrollWidth > clientWidth``)
+  or sticks out of the screen on the right;
+- ``small``: text on screen (computed font size x Reveal's scale) under ``BODY_PX`` for prose or
+  ``CODE_PX`` for code, outputs, tables and widgets;
+- ``no_notes``: ``Reveal.getSlideNotes()`` is empty for the slide (the speaker view shows nothing).
+It also reports the canvas (``width x height``), whether ArrowRight/PageDown visit every slide
+(reveal.js ``navigationMode``), and writes screenshots of chosen slides.
+
+tests/test_slide_fit.py runs this on every built deck and requires every count to be zero.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
+SCREEN = {"width": 1280, "height": 720}
+BODY_PX, CODE_PX = 24, 18
+
+# nbconvert's reveal template loads reveal.js through require.js: Reveal is a module, not a global.
+REVEAL = ("(window.Reveal || Object.values(window.requirejs?.s?.contexts?._?.defined || {})"
+          ".find(m => m && typeof m.getIndices === 'function'))")
+
+# One slide, measured in place: Reveal has shown it (display: block) before this runs.
+_MEASURE = """([BODY, CODE, stops]) => {
+  const R = %s;
+  return stops.map(([h, v]) => { R.slide(h, v); return one(); });
+  function one() {
+  const slide = R.getCurrentSlide(), scale = R.getScale(), cfg = R.getConfig();
+  const screenW = window.innerWidth;
+  const CODEISH = 'pre, code, .jp-OutputArea-output, .jp-RenderedText, table, .jupyter-widgets, .widget-subarea';
+  const problems = {tall: null, clipped: [], small: []};
+  if (slide.scrollHeight > cfg.height + 1) problems.tall = slide.scrollHeight;
+  const blocks = slide.querySelectorAll('pre, .jp-OutputArea-output, .jp-InputArea-editor, table, .jp-RenderedHTMLCommon > *');
+  for (const el of blocks) {
+    if (el.closest('aside.notes') || !el.offsetParent) continue;
+    const r = el.getBoundingClientRect();
+    const wide = el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1;
+    if (wide || r.right > screenW + 1)
+      problems.clipped.push(`${el.tagName.toLowerCase()}.${el.className}`.slice(0, 60) + `: ${el.scrollWidth}>${el.clientWidth}`);
+  }
+  const walker = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
+  const seen = new Set();
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!n.textContent.trim() || seen.has(el) || el.closest('aside.notes, script, style, .anchor-link')) continue;
+    seen.add(el);
+    if (!el.getClientRects().length) continue;
+    const px = parseFloat(getComputedStyle(el).fontSize) * scale;
+    const limit = el.closest(CODEISH) ? CODE : BODY;
+    if (px < limit - 0.05) problems.small.push(`${el.tagName.toLowerCase()} ${px.toFixed(1)}px<${limit}: ` + n.textContent.trim().slice(0, 30));
+  }
+  const notes = (R.getSlideNotes(slide) || '').replace(/<[^>]*>/g, '').trim();
+  return {...problems, notes: notes.length, where: `${R.getIndices().h}/${R.getIndices().v || 0}`};
+  }
+}""" % REVEAL
+
+_DECK = """() => {
+  const R = %s, cfg = R.getConfig();
+  const stops = [];
+  R.getHorizontalSlides().forEach((h, i) => {
+    const v = h.querySelectorAll(':scope > section');
+    if (!v.length) stops.push([i, 0]); else v.forEach((_, j) => stops.push([i, j]));
+  });
+  return {width: cfg.width, height: cfg.height, navigationMode: cfg.navigationMode || 'default',
+          transition: cfg.transition, stops};
+}""" % REVEAL
+
+
+def open_deck(page, path: Path) -> dict:
+    page.goto(path.as_uri())
+    page.wait_for_function(f"() => {REVEAL}?.isReady()", timeout=30_000)
+    deck = page.evaluate(_DECK)
+    page.evaluate(f"() => {REVEAL}.configure({{transition: 'none', backgroundTransition: 'none'}})")
+    return deck
+
+
+def walk_keys(page, key: str, total: int) -> int:
+    """How many distinct slides pressing ``key`` repeatedly (real key presses) visits from the first one."""
+    page.evaluate(f"() => {REVEAL}.slide(0, 0)")
+    seen = {json.dumps(page.evaluate(f"() => {REVEAL}.getIndices()"))}
+    for _ in range(total):
+        page.keyboard.press(key)
+        seen.add(json.dumps(page.evaluate(f"() => {REVEAL}.getIndices()")))
+    return len(seen)
+
+
+def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | None = None) -> dict:
+    """Every slide of one deck: counts and the first few problems of each kind."""
+    deck = open_deck(page, path)
+    rows = page.evaluate(_MEASURE, [BODY_PX, CODE_PX, deck["stops"]])
+    for where in sorted((shots or {}).get(path.name[:2], ())) if shot_dir else ():
+        h, v = map(int, where.split("/"))
+        page.evaluate(f"([h, v]) => {REVEAL}.slide(h, v)", [h, v])
+        shot_dir.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot_dir / f"{path.name[:2]}_{h}_{v}.png"))
+    total = len(deck["stops"])
+    return {
+        "deck": path.name, "slides": total, "canvas": [deck["width"], deck["height"]],
+        "navigationMode": deck["navigationMode"],
+        "arrow_right_reaches": walk_keys(page, "ArrowRight", total),
+        "page_down_reaches": walk_keys(page, "PageDown", total),
+        "tall": [r["where"] for r in rows if r["tall"]],
+        "clipped": [r["where"] for r in rows if r["clipped"]],
+        "small": [r["where"] for r in rows if r["small"]],
+        "no_notes": [r["where"] for r in rows if not r["notes"]],
+        "detail": {r["where"]: {k: r[k] for k in ("tall", "clipped", "small") if r[k]} for r in rows
+                   if r["tall"] or r["clipped"] or r["small"]},
+    }
+
+
+def measure(decks: list[Path], shots: dict | None = None, shot_dir: Path | None = None) -> list[dict]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM),
+                                     args=["--host-resolver-rules=MAP * ~NOTFOUND"])
+        try:
+            page = browser.new_page(viewport=SCREEN)
+            return [measure_deck(page, d, shots, shot_dir) for d in decks]
+        finally:
+            browser.close()
+
+
+def table(results: list[dict]) -> str:
+    lines = [f"{'deck':<6}{'slides':>7}{'tall':>6}{'clipped':>9}{'small':>7}{'no notes':>10}{'->':>5}{'PgDn':>6}  canvas"]
+    sums = [0] * 7
+    for r in results:
+        vals = [r["slides"], len(r["tall"]), len(r["clipped"]), len(r["small"]), len(r["no_notes"]),
+                r["arrow_right_reaches"], r["page_down_reaches"]]
+        sums = [a + b for a, b in zip(sums, vals)]
+        lines.append(f"{r['deck'][:2]:<6}" + "".join(f"{v:>{w}}" for v, w in zip(vals, (7, 6, 9, 7, 10, 5, 6)))
+                     + f"  {r['canvas'][0]}x{r['canvas'][1]}")
+    lines.append(f"{'all':<6}" + "".join(f"{v:>{w}}" for v, w in zip(sums, (7, 6, 9, 7, 10, 5, 6))))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", nargs="?", type=Path, default=REPO / "build" / "slides")
+    parser.add_argument("--shots", type=Path, help="folder for screenshots")
+    parser.add_argument("--shot", action="append", default=[], help="NN:h/v, a slide to photograph")
+    parser.add_argument("--json", type=Path, help="write the full results here")
+    parser.add_argument("--detail", action="store_true", help="print the problems of each slide")
+    args = parser.parse_args(argv)
+    shots: dict[str, set] = {}
+    for s in args.shot:
+        nn, where = s.split(":")
+        shots.setdefault(nn, set()).add(where)
+    results = measure(sorted(args.folder.glob("*.slides.html")), shots, args.shots)
+    print(table(results))
+    if args.detail:
+        for r in results:
+            for where, d in r["detail"].items():
+                print(r["deck"][:2], where, json.dumps(d)[:300])
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
