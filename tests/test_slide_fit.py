@@ -86,5 +86,22 @@ def test_every_slide_of_every_deck_fits_a_1280x720_projector(tmp_path):
     assert len(results) == len(slides.lessons()) + 1
     assert all(r["slides"] >= slides.MIN_SLIDES for r in results[:-1])
     assert not _problems(results), _problems(results)
-    # The measurement can fail: the old 960x700 layout had small text and slides without notes.
-    assert measure_slides.BODY_PX > slides.BODY_PX - 2 and measure_slides.CODE_PX <= slides.CODE_PX
+
+
+def test_the_measurement_catches_a_slide_that_does_not_fit(tmp_path):
+    """A negative control: a hand choice that shows a 60-line cell whole, tiny text, an unwrapped line."""
+    _ready()
+    nb = nbformat.v4.new_notebook()
+    tall = nbformat.v4.new_code_cell("\n".join(f"x{i} = {i}" for i in range(60)))
+    tall.metadata["course"] = {"deck": {"show": "all", "by": "hand"}}
+    nb.cells = [nbformat.v4.new_markdown_cell("# 98 · Bad\n\nintro"), nbformat.v4.new_markdown_cell("## 1. Bad"),
+                tall, nbformat.v4.new_markdown_cell('<span style="font-size:12px">tiny</span>'),
+                nbformat.v4.new_markdown_cell('<pre style="white-space:pre">' + "w" * 300 + "</pre>")]
+    for i, cell in enumerate(nb.cells):
+        cell.metadata["slideshow"] = {"slide_type": ["slide", "slide", "-", "subslide", "subslide"][i]}
+    nbformat.write(nb, tmp_path / "98_bad.ipynb")
+    slides.copy_assets(tmp_path / "assets")
+    deck = slides.export(tmp_path / "98_bad.ipynb", tmp_path / "98_bad.slides.html", "slides", "assets")
+    [r] = measure_slides.measure([deck])
+    assert r["tall"] == ["1/0"] and r["small"] == ["1/1"] and r["clipped"] == ["1/2"], r
+    assert r["no_notes"] == ["1/0", "1/1", "1/2"], "a section without notes has none (the title: the lesson plan)"

@@ -389,12 +389,12 @@ def with_notes(nb, cells: list) -> list:
     ``##`` section (a ``#`` title or part gets the lesson plan), so the speaker view never goes blank."""
     plan, by_cell = lesson_plan(nb), {}
     for s in course_notes.section_notes(nb):
-        by_cell[s["cell"]] = s["notes"] if s["level"] == 2 and s["notes"] else plan
+        by_cell[s["cell"]] = s["notes"] if s["level"] == 2 else plan  # a section without notes has none
     out, notes = [], plan
     for i, cell in enumerate(cells):
         notes = by_cell.get(i, notes)
         out.append(cell)
-        if cell.metadata.get("slideshow", {}).get("slide_type") in ("slide", "subslide"):
+        if notes and cell.metadata.get("slideshow", {}).get("slide_type") in ("slide", "subslide"):
             note = nbformat.v4.new_markdown_cell(notes)
             note.metadata["slideshow"] = {"slide_type": "notes"}
             out.append(note)
