@@ -43,11 +43,16 @@ esac
 BASE=${COMPAT_DIR:-/tmp}
 WORK=$(mktemp -d "$BASE/compat-py$PY_REQ-torch$TORCH_REQ.XXXX")
 VENV=$WORK/venv
-cleanup() { [ "${COMPAT_KEEP:-0}" = 1 ] || rm -rf "$VENV" "$WORK/scratch"; }
+cleanup() { [ "${COMPAT_KEEP:-0}" = 1 ] || rm -rf "$VENV" "$WORK/scratch" "$WORK/src"; }
 trap cleanup EXIT
 echo "compat: $("$PY" -V 2>&1) ($PY), $TORCH_SPEC; work dir $WORK; free disk: $(df -h --output=avail "$BASE" | tail -n 1 | tr -d ' ')"
 
 start=$(date +%s)
+# A snapshot of the checkout: edits made while the (long) run goes on do not leak into it.
+rsync -a --exclude .git --exclude .venv --exclude build --exclude node_modules --exclude '*.egg-info' "$REPO/" "$WORK/src/"
+COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$REPO" diff --quiet HEAD 2>/dev/null || COMMIT="$COMMIT+uncommitted changes"
+REPO=$WORK/src
 "$PY" -m venv "$VENV"
 PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
 "${PIP[@]}" --upgrade pip >/dev/null
@@ -70,7 +75,6 @@ fi
 # A kernel spec of this venv only, found first: a user-wide "python3" kernel would run another Python.
 "$VENV/bin/python" -m ipykernel install --prefix "$VENV" --name course-compat >/dev/null
 export JUPYTER_PATH=$VENV/share/jupyter COURSE_PROGRESS=0 COURSE_SCRATCH=$WORK/scratch
-export COURSE_RESULTS_DIR=${COURSE_RESULTS_DIR:-$REPO/results}
 
 lessons=()
 for nb in "$REPO"/notebooks/[0-9][0-9]_*.ipynb; do
@@ -121,7 +125,7 @@ py_version=$("$VENV/bin/python" -c 'import platform; print(platform.python_versi
 summary="$(date -u +%F) Python $py_version + torch $TORCH_VERSION: $(( ${#lessons[@]} - ${#failed[@]} ))/${#lessons[@]} lessons passed"
 [ ${#failed[@]} -eq 0 ] || summary="$summary; failed: ${failed[*]}"
 [ ${#warned[@]} -eq 0 ] || summary="$summary; deprecation warnings: ${warned[*]}"
-summary="$summary; wall ${total}s (install ${installed}s)$NOTE"
+summary="$summary; wall ${total}s (install ${installed}s); course at $COMMIT$NOTE"
 echo "compat: $summary"
 [ -z "${COMPAT_LOG:-}" ] || echo "$summary" >>"$COMPAT_LOG"
 [ ${#failed[@]} -eq 0 ] && [ ${#warned[@]} -eq 0 ]
