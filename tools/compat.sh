@@ -41,7 +41,8 @@ case $TORCH_REQ in
 esac
 
 BASE=${COMPAT_DIR:-/tmp}
-WORK=$(mktemp -d "$BASE/compat-py$PY_REQ-torch$TORCH_REQ.XXXX")
+PY_LABEL=$("$PY" -c 'import platform; print(platform.python_version())')
+WORK=$(mktemp -d "$BASE/compat-py$PY_LABEL-torch$(basename "$TORCH_REQ").XXXX")
 VENV=$WORK/venv
 cleanup() { [ "${COMPAT_KEEP:-0}" = 1 ] || rm -rf "$VENV" "$WORK/scratch" "$WORK/src"; }
 trap cleanup EXIT
