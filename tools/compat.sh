@@ -50,7 +50,9 @@ echo "compat: $("$PY" -V 2>&1) ($PY), $TORCH_SPEC; work dir $WORK; free disk: $(
 
 start=$(date +%s)
 # A snapshot of the checkout: edits made while the (long) run goes on do not leak into it.
-rsync -a --exclude .git --exclude .venv --exclude build --exclude node_modules --exclude '*.egg-info' "$REPO/" "$WORK/src/"
+mkdir -p "$WORK/src"
+tar -C "$REPO" --exclude=./.git --exclude=./.venv --exclude=./build --exclude=./node_modules --exclude='*.egg-info' -cf - . \
+  | tar -C "$WORK/src" -xf -
 COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$REPO" diff --quiet HEAD 2>/dev/null || COMMIT="$COMMIT+uncommitted changes"
 REPO=$WORK/src
