@@ -5,7 +5,7 @@
   FutureWarning that no caller can act on (the call is inside torch; the later releases the course
   was run on, docs/compat.md, print no such warning). :func:`quiet_internal_deprecations` ignores exactly that warning,
   raised from exactly that module, on releases before 2.5; every other warning still shows.
-Used by: course_utils/__init__.py (so every lesson gets it), notebooks 05 and 07 through it.
+Used by: course_utils/__init__.py, on import (so in every lesson; lessons 05 and 07 checkpoint).
 """
 from __future__ import annotations
 
