@@ -11,7 +11,8 @@
 # venv. One line per lesson, then a summary; the exit status is non-zero when a lesson fails or prints a
 # DeprecationWarning/FutureWarning. The venv is deleted at the end (COMPAT_KEEP=1 keeps it).
 # Other settings: COMPAT_DIR (where the venv and outputs go, default /tmp), NOTEBOOKS (a subset, e.g.
-# "04 06"), COMPAT_LOG (a file the summary line is appended to).
+# "04 06"), COMPAT_LOG (a file the summary line is appended to), COMPAT_CELL_TIMEOUT (seconds a cell may
+# take, default 600) and COMPAT_LESSON_TIMEOUT (seconds a lesson may take, default 1800).
 # PyPI's Linux torch wheels are CUDA builds (several GB with their nvidia-* packages); they run on a CPU.
 set -euo pipefail
 
@@ -91,7 +92,10 @@ for nb in "${lessons[@]}"; do
   stem=$(basename "$nb" .ipynb)
   out=$WORK/$stem.ipynb log=$WORK/$stem.log
   t0=$(date +%s)
-  if "$VENV/bin/papermill" -k course-compat "$nb" "$out" -p SMOKE True --cwd "$REPO/notebooks" >"$log" 2>&1; then
+  # A cell that never returns (seen once: nbclient waiting for a reply the idle kernel never sent) fails
+  # after COMPAT_CELL_TIMEOUT seconds instead of stopping the whole run.
+  if timeout "${COMPAT_LESSON_TIMEOUT:-1800}" "$VENV/bin/papermill" -k course-compat --execution-timeout "${COMPAT_CELL_TIMEOUT:-600}" \
+      "$nb" "$out" -p SMOKE True --cwd "$REPO/notebooks" >"$log" 2>&1; then
     status=ok
   else
     status=FAILED; failed+=("$stem")
