@@ -1,4 +1,4 @@
-"""course_utils.hardware: the spec table's consistency, name matching (no NVL, no MIG slice), bandwidth
+"""course_utils.hardware: the spec table's consistency, name matching (each NVL and PCIe part its own entry, no MIG slice), bandwidth
 buffers that fit the device's free memory, and TF32 switches that use the current API and restore state."""
 from __future__ import annotations
 
