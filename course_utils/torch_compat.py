@@ -1,10 +1,11 @@
 """Differences between the torch releases the course runs on (2.4 to the newest), handled in one place.
 
-- torch 2.4's ``torch.utils.checkpoint`` (``use_reentrant=False``) recomputes under
+- torch 2.4's ``torch.utils.checkpoint`` recomputes (reentrant and non-reentrant alike) under
   ``torch.cpu.amp.autocast(...)``, which 2.4 itself deprecated: every checkpointed backward prints a
-  FutureWarning that no caller can act on (the call is inside torch; the later releases the course
-  was run on, docs/compat.md, print no such warning). :func:`quiet_internal_deprecations` ignores exactly that warning,
-  raised from exactly that module, on releases before 2.5; every other warning still shows.
+  FutureWarning that no caller can act on. torch 2.8 calls ``torch.amp.autocast("cpu", ...)`` there
+  (docs/compat.md: 2.8, 2.11 and 2.14 printed no such warning; 2.5-2.7 were not run).
+  :func:`quiet_internal_deprecations` ignores exactly that warning, raised from exactly that module, on
+  releases before 2.5; every other warning still shows.
 Used by: course_utils/__init__.py, on import (so in every lesson; lessons 05 and 07 checkpoint).
 """
 from __future__ import annotations
