@@ -9,6 +9,9 @@ from .notebook import setup_notebook
 from .params import ParameterError
 from .repro import seed_everything
 from .timing import Timing, benchmark
+from .torch_compat import quiet_internal_deprecations
+
+quiet_internal_deprecations()  # torch 2.4 only: a FutureWarning from inside torch.utils.checkpoint
 
 __version__ = "0.1.0"
 

@@ -1,4 +1,4 @@
-"""course_utils.hardware: the spec table's consistency, name matching (no NVL, no MIG slice), bandwidth
+"""course_utils.hardware: the spec table's consistency, name matching (each NVL and PCIe part its own entry, no MIG slice), bandwidth
 buffers that fit the device's free memory, and TF32 switches that use the current API and restore state."""
 from __future__ import annotations
 
@@ -42,23 +42,27 @@ def test_headline_figures():
     "name, expected",
     [
         ("NVIDIA H200", "H200 SXM"),
-        ("NVIDIA H200 NVL", None),
+        ("NVIDIA H200 NVL", "H200 NVL"),
         ("NVIDIA H200 MIG 1g.18gb", None),
         ("NVIDIA H200 MIG 7g.141gb", None),
         ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", None),
         ("NVIDIA A100-SXM4-80GB MIG 3g.40gb", None),
         ("NVIDIA GH200 480GB", None),
         ("NVIDIA H100 80GB HBM3", "H100 SXM"),
-        ("NVIDIA H100 PCIe", None),
-        ("NVIDIA H100 NVL", None),
+        ("NVIDIA H100 PCIe", "H100 PCIe"),
+        ("NVIDIA H100 NVL", "H100 NVL"),
         ("NVIDIA A100-SXM4-80GB", "A100 80GB SXM"),
-        ("NVIDIA A100-SXM4-40GB", None),
-        ("NVIDIA A100 80GB PCIe", None),
+        ("NVIDIA A100-SXM4-40GB", "A100 40GB SXM"),
+        ("NVIDIA A100 80GB PCIe", "A100 80GB PCIe"),
         ("NVIDIA GeForce RTX 4090", "RTX 4090"),
         ("NVIDIA GeForce RTX 4090 D", None),
         ("NVIDIA GeForce RTX 4090 Laptop GPU", None),
         ("NVIDIA GeForce RTX 3080 Ti", "RTX 3080 Ti"),
-        ("NVIDIA GeForce RTX 3080", None),
+        ("NVIDIA GeForce RTX 3080", "RTX 3080"),
+        ("NVIDIA GeForce RTX 3080 Laptop GPU", None),
+        ("NVIDIA GeForce RTX 4070 Ti SUPER", None),
+        ("Tesla V100S-PCIE-32GB", None),
+        ("NVIDIA T400", None),
         ("cpu", None),
     ],
 )
