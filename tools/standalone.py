@@ -134,9 +134,11 @@ def fix_notebook(nb, path: str, cfg: dict) -> None:
     if install is None:
         install = nbformat.v4.new_code_cell(id=INSTALL_ID)
         cells.insert(1, install)  # right under the title: the first code cell, before the parameters
-    install.source = install_source(cfg).rstrip("\n")
-    install.metadata = {"slideshow": {"slide_type": "skip"}, "tags": [INSTALL_ID]}
-    install.outputs, install.execution_count = [], None
+    source = install_source(cfg).rstrip("\n")
+    if install.source != source:  # a new install cell: its stored output is no longer this cell's
+        install.source, install.outputs, install.execution_count = source, [], None
+    # Only these keys are this tool's: the deck's choice (tools/slides.py) and others stay.
+    install.metadata.update({"slideshow": {"slide_type": "skip"}, "tags": [INSTALL_ID]})
     heading = next(i for i, c in enumerate(cells)
                    if c.cell_type == "markdown" and "This machine vs the references" in c.source)
     compare = next(c for c in cells[heading:] if c.cell_type == "code" and "compare(" in c.source)
