@@ -9,8 +9,10 @@ so the warning's cause is gone rather than filtered. Windows has no ``ipc`` tran
 from __future__ import annotations
 
 import os
+import uuid
 
 from jupyter_client import AsyncKernelManager
+from jupyter_core.paths import jupyter_runtime_dir
 from traitlets import default
 
 
@@ -20,3 +22,13 @@ class LocalKernelManager(AsyncKernelManager):
     @default("transport")
     def _default_transport(self) -> str:
         return "ipc" if os.name == "posix" else "tcp"
+
+    @default("ip")
+    def _default_ip(self) -> str:
+        """For ipc, an absolute socket path prefix: jupyter_client's default ("kernel-ipc") is relative,
+        and a kernel started in the notebook's folder would bind where its client does not look."""
+        if self.transport != "ipc":
+            return super()._ip_default()
+        runtime = jupyter_runtime_dir()
+        os.makedirs(runtime, mode=0o700, exist_ok=True)
+        return os.path.join(runtime, f"course-kernel-{uuid.uuid4().hex[:12]}")
