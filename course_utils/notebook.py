@@ -10,19 +10,24 @@ from __future__ import annotations
 import sys
 
 
-def setup_notebook() -> str:
-    """Prepare the frontend; returns where this runs: ``"colab"``, ``"jupyter"`` or ``"python"``."""
+def frontend() -> str:
+    """Where this runs: ``"colab"``, ``"jupyter"`` (any other IPython kernel) or ``"python"``."""
     try:
         from IPython import get_ipython
     except ImportError:
         return "python"
-    shell = get_ipython()
-    if shell is None:
+    if get_ipython() is None:
         return "python"
-    if "google.colab" not in sys.modules:
-        return "jupyter"
+    return "colab" if "google.colab" in sys.modules else "jupyter"
+
+
+def setup_notebook() -> None:
+    """Prepare the frontend. On Colab: its custom widget manager (lesson 02's explorer needs it) and
+    inline figures. Returns nothing, so the install cell that calls it last shows no output."""
+    if frontend() != "colab":
+        return
+    from IPython import get_ipython
     from google.colab import output  # only importable on Colab
 
     output.enable_custom_widget_manager()
-    shell.run_line_magic("matplotlib", "inline")
-    return "colab"
+    get_ipython().run_line_magic("matplotlib", "inline")
