@@ -83,17 +83,19 @@ class Table:
 
 
 def show_table(header: Sequence[str], rows: Sequence[Sequence[object]], title: str | None = None,
-               note: str | None = None) -> Table:
-    """Display a :class:`Table` now (in a kernel) or print it (plain Python); return it for tests."""
+               note: str | None = None) -> None:
+    """Display a :class:`Table` now (in a kernel) or print it (plain Python).
+
+    Returns nothing: a cell that ends with ``show_table(...)`` must not show the table a second time
+    as its result (build a ``Table`` yourself to keep one)."""
     table = Table(header, rows, title, note)
     try:
         from IPython import get_ipython
         from IPython.display import display
     except ImportError:
         print(table)
-        return table
+        return
     if get_ipython() is None:
         print(table)
     else:
         display(table)
-    return table

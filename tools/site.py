@@ -237,8 +237,10 @@ lessons as folded "Check yourself" cells. <a href="index.html">Back to the lesso
 
 
 def relink(page: Path) -> None:
-    """Links between notebooks (``NN_x.ipynb``, ``../notebooks/NN_x.ipynb``) point at their pages here."""
+    """Links between notebooks (``NN_x.ipynb``, ``../notebooks/NN_x.ipynb``, ``../solutions/NN_x.ipynb``)
+    point at their pages here."""
     text = page.read_text(encoding="utf-8")
+    text = re.sub(r'href="\.\./solutions/(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="../solutions/\1.html', text)
     text = re.sub(r'href="(?:\.\./notebooks/)?(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="../lessons/\1.html', text)
     page.write_text(text, encoding="utf-8")
 
