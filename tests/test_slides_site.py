@@ -109,6 +109,28 @@ def test_deck_rules_cut_what_does_not_fit_and_keep_hand_choices():
         slides.deck_cells(nb)
 
 
+def test_a_results_table_taller_than_a_slide_keeps_its_head_and_last_row():
+    from course_utils.tables import Table
+
+    table = Table(["result", "unit", "this machine", "cpu-ci"],
+                  [[f"lesson.a_rather_long_result_name_{i}", "ms", i * 1.5, i * 1.4] for i in range(40)], title="compare")
+    cell = _code("display(compare(keys))")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": table._repr_html_(), "text/plain": str(table)})]
+    assert slides.height(cell) > 2 * slides.SLIDE_PX, "the long names wrap: the estimate counts the wrapped lines"
+    nb = _nb(_md("# 00 · Title"), _md("## 4. Fourth"), cell)
+    slides.apply(nb)
+    [view] = [c for c in slides.deck_cells(nb) if c.cell_type == "code"]
+    assert slides.height(view) <= slides.SLIDE_PX
+    page = view.outputs[0]["data"]["text/html"]
+    assert "lesson.a_rather_long_result_name_0<" in page and "lesson.a_rather_long_result_name_39<" in page
+    assert "lesson.a_rather_long_result_name_20<" not in page
+    left = int(re.search(r"… (\d+) rows left out \(full table: notebook §4\) …", page)[1])
+    assert page.count("<tr") == 1 + (40 - left) + 1, "header, the rows kept, the 'left out' row"
+    assert view.outputs[-1]["data"]["text/plain"] == "code: notebook §4", "the code is in the notebook"
+    # The notebook itself is untouched: the student reads the whole table.
+    assert "lesson.a_rather_long_result_name_20<" in cell.outputs[0]["data"]["text/html"]
+
+
 def test_every_slide_gets_its_sections_notes():
     nb = _nb(_md("# 00 · Title\n\nintro"),
              _md("## 1. First\n\ntext"),

@@ -51,7 +51,7 @@ CODE_LINE, CODE_CHARS = 25, 92       # px per line of code or output, characters
 HEADING_PX = {1: 70, 2: 62, 3: 52}
 IMAGE_PX = 440                       # a stored figure is shown at most this tall (CSS max-height)
 WIDGET_PX = 330
-TABLE_ROW_PX = 32
+TABLE_ROW_PX = 28                    # a table row at 19 px (+22 px for each line a long cell wraps to)
 SLIDE_PX = 600                       # content height one slide holds (canvas minus padding and margins)
 MAX_CELLS = 3
 CELL_PX = 16                         # margins around every cell
@@ -128,13 +128,66 @@ def _output_px(out) -> int:
     if any(k.startswith("image/") for k in data):
         return IMAGE_PX
     if "text/html" in data and "<table" in _text(data["text/html"]):
-        page = _text(data["text/html"])
-        return TABLE_ROW_PX * page.count("<tr") + (40 if "<caption" in page else 16) + 20
+        return _table_px(_text(data["text/html"]))
     if "text/markdown" in data:
         return _prose_px(_text(data["text/markdown"]))
     if "text/plain" in data:
         return CODE_LINE * _rows(_text(data["text/plain"]).splitlines(), CODE_CHARS) + 16
     return 0
+
+
+_ROW = re.compile(r"<tr\b.*?</tr>", re.S)
+_CELL = re.compile(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", re.S)
+
+
+def _table_px(page: str) -> int:
+    """Estimated height of an HTML table: the template lays tables out full width with fixed
+    columns, so a cell longer than its column wraps and its row grows by a line per wrap."""
+    rows = _ROW.findall(page)
+    columns = max((len(_CELL.findall(r)) for r in rows), default=1) or 1
+    chars = max(8, int((CANVAS[0] - 40) / columns / 12) - 2)  # 19 px text: up to ~12 px a character
+    px = 0
+    for row in rows:
+        lines = max((math.ceil(len(re.sub(r"<[^>]+>", "", c).strip()) / chars) for c in _CELL.findall(row)), default=1)
+        px += TABLE_ROW_PX + (max(lines, 1) - 1) * 22
+    captions = re.findall(r"<caption\b.*?</caption>", page, re.S)
+    return px + sum(TABLE_ROW_PX * max(1, math.ceil(len(re.sub(r"<[^>]+>", "", c)) / 110)) for c in captions) + 30
+
+
+def _cut_table(page: str, keep: int, where: str) -> str:
+    """The table with only its first ``keep - 1`` body rows and its last, and a row that says how
+    many were left out and where to read them all."""
+    body = re.search(r"<tbody>(.*?)</tbody>", page, re.S)
+    if not body:
+        return page
+    rows = _ROW.findall(body.group(1))
+    if len(rows) <= keep + 1:
+        return page
+    columns = max(len(_CELL.findall(r)) for r in rows)
+    gap = (f'<tr class="deck-cut"><td colspan="{columns}">… {len(rows) - keep} rows left out '
+           f"(full table: {where or 'notebook'}) …</td></tr>")
+    return page[:body.start(1)] + "".join(rows[:keep - 1] + [gap] + rows[-1:]) + page[body.end(1):]
+
+
+MIN_TABLE_ROWS = 4  # a table is never cut below this many of its rows
+
+
+def _body_rows(page: str) -> int:
+    body = re.search(r"<tbody>(.*?)</tbody>", page, re.S)
+    return len(_ROW.findall(body.group(1))) if body else 0
+
+
+def fit_tables(outputs: list, budget: int, where: str) -> list:
+    """Cut the longest HTML tables among ``outputs`` (their first rows and the last one) until the
+    outputs' estimated height fits ``budget`` px, or no table can lose more rows."""
+    pages = {i: _text(o["data"]["text/html"]) for i, o in enumerate(outputs)
+             if "<table" in _text(o.get("data", {}).get("text/html", ""))}
+    for i in sorted(pages, key=lambda i: -_body_rows(pages[i])):
+        keep = _body_rows(pages[i]) - 1
+        while sum(_output_px(o) for o in outputs) > budget and keep >= MIN_TABLE_ROWS:
+            outputs[i]["data"]["text/html"] = _cut_table(pages[i], keep, where)  # always from the whole table
+            keep -= 1
+    return outputs
 
 
 def height(cell) -> int:
@@ -231,6 +284,8 @@ def shown(cell, choice: dict, title: str):
         return cell
     if cell.cell_type == "code":
         cell.outputs = truncated_outputs(cell.get("outputs", []), where)
+        code_px = 0 if show == "output" else CODE_LINE * _rows(cell.source.splitlines(), CODE_CHARS) + 24
+        cell.outputs = fit_tables(cell.outputs, SLIDE_PX - code_px - 40, where)  # 40: the pointer line
     if show == "output":
         cell.metadata["transient"] = {"remove_source": True}
         if "figure" not in choice.get("why", ""):
