@@ -39,13 +39,59 @@ def lesson_notebooks() -> list[Path]:
     return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 
 
+# --- Two workers (`make test`: pytest-xdist, --dist loadgroup) -----------------------------------------
+# What must stay in one process is grouped: the cells of one notebook under nbval (one kernel, in
+# order), and the tests of one slow module (they share a module fixture: a fresh venv, a browser, a
+# JupyterLab, a built deck). Unit tests go wherever a worker is free. The groups start longest first
+# (the order below; a notebook by its seconds in results/cpu-ci.json), so the two workers end together.
+SLOW_FIRST = ["tests/test_standalone.py", "tests/test_browser.py", "tests/test_jupyterhub.py", "tests/test_slide_fit.py",
+              "tests/test_sharding.py", "tests/test_ddp.py", "tests/test_launch.py", "tests/test_packaging.py"]
+
+
+def _lesson_seconds() -> dict[str, float]:
+    import json
+
+    try:
+        card = json.loads((REPO / "results" / "cpu-ci.json").read_text())
+        return {f"notebooks/{name}.ipynb": float(r["seconds"]) for name, r in card["notebooks"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def pytest_collection_modifyitems(config, items):
+    seconds = _lesson_seconds()
+
+    def group(item) -> str | None:
+        path = item.nodeid.split("::", 1)[0]
+        if path.startswith("notebooks/") or item.get_closest_marker("slow"):
+            return path
+        return None
+
+    def rank(item) -> tuple:
+        path = group(item)
+        if path in SLOW_FIRST[:1]:
+            return (0, 0.0)
+        if path and path.startswith("notebooks/"):
+            return (1, -seconds.get(path, 0.0))
+        if path:
+            return (2, SLOW_FIRST.index(path) if path in SLOW_FIRST else len(SLOW_FIRST))
+        return (3, 0.0)
+
+    for item in items:
+        if (name := group(item)) is not None:
+            item.add_marker(pytest.mark.xdist_group(name))
+    items.sort(key=rank)  # stable: a notebook's cells, a module's tests keep their order
+
+
 # --- The one-screen summary `make test` ends with: per phase, passed / failed / skipped and seconds. ---
 def _phase(nodeid: str, keywords) -> str:
     path = nodeid.split("::", 1)[0]
     if path.startswith("notebooks/"):
         return "nbval (stored outputs)"
     name = path.rsplit("/", 1)[-1]
-    named = {"test_notebooks.py": "lessons (strict, SMOKE)", "test_browser.py": "browser (JupyterLab, decks)",
+    if name == "test_standalone.py" and "slow" in keywords:
+        return "lessons alone (wheel, strict, SMOKE)"
+    named = { "test_browser.py": "browser (JupyterLab, decks)",
              "test_slides_site.py": "slides and site", "test_packaging.py": "setup files, make lab, container"}
     if name in named:
         return named[name]

@@ -1,9 +1,12 @@
 """The lessons in a real browser: Debian's Chromium driven by Playwright.
 
-1. JupyterLab (loopback, token-protected) serving copies of every lesson at SMOKE size: each lesson
-   is opened in the real UI, run with Run > Run All Cells, and must finish with every code cell
-   numbered, the kernel idle and no error in any output. In lesson 02's explorer one slider is moved
-   with the keyboard and the output under it must change.
+1. JupyterLab (loopback, token-protected) serving copies of the lessons. Every lesson is opened in the
+   real UI with its stored outputs, which must all render (figures as images, tables as tables, no
+   console error). Lessons 00 and 02 are run at SMOKE size with Run > Run All Cells and must finish
+   with every code cell numbered, the kernel idle and no error in any output; in lesson 02's explorer
+   one slider is moved with the keyboard and the output under it must change. (Every lesson's
+   execution at SMOKE size is checked headless, once, in tests/test_standalone.py: running them all
+   again here would repeat that run, not test anything only a browser shows.)
 2. The offline slides and site (build/slides, build/site) opened from file://: no request leaves
    file:/data:, no console error, the slides advance on ArrowRight, the widget views render.
 
@@ -134,14 +137,22 @@ def _kill_tree(proc: subprocess.Popen) -> None:
     proc.wait(timeout=20)
 
 
+RUN_IN_LAB = ("00", "02")  # the environment check, and the lesson whose explorer is a widget
+
+
 def _smoke_copies(folder: Path) -> list[str]:
-    """Every lesson parameterised with SMOKE=True, outputs cleared (every count and output the test
-    sees comes from this run), written into `folder`. Returns the file names."""
+    """Lessons 00 and 02 parameterised with SMOKE=True, outputs cleared (every count and output the test
+    sees comes from this run), written into `folder`; every lesson as stored into `folder/stored`.
+    Returns the file names of the SMOKE copies."""
     import nbformat
     from papermill.parameterize import parameterize_notebook
 
     names = []
+    (folder / "stored").mkdir()
     for path in lesson_notebooks():
+        shutil.copy(path, folder / "stored" / path.name)
+        if path.name[:2] not in RUN_IN_LAB:
+            continue
         nb = nbformat.read(path, as_version=4)
         nb.metadata.setdefault("papermill", {})  # what papermill's own runs add before parameterising
         nb.metadata.pop("widgets", None)          # saved widget state of the stored outputs, cleared below
@@ -176,6 +187,7 @@ def lab(tmp_path_factory):
         env.pop(var, None)
     cmd = [str(VENV_BIN / "jupyter-lab"), "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            "--ServerApp.port_retries=0", f"--ServerApp.root_dir={lessons}", "--LabApp.news_url=None",
+           "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: open documents without reloading the page
            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if os.geteuid() == 0:
         cmd.append("--allow-root")  # CI containers run as root
@@ -268,7 +280,7 @@ def _finish(page, name: str, port: int, token: str) -> None:
 LANES = 2  # lessons open at once, each in its own tab and kernel: the test waits on kernels more than it computes
 
 
-def test_every_lesson_runs_in_jupyterlab_and_the_explorer_slider_updates(browser, lab):
+def test_lessons_00_and_02_run_in_jupyterlab_and_the_explorer_slider_updates(browser, lab):
     base, token, port, names = lab
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     watch = Watch(context, _loopback(port))
@@ -301,6 +313,56 @@ def test_every_lesson_runs_in_jupyterlab_and_the_explorer_slider_updates(browser
                 timings[name[:2]] = round(time.monotonic() - start, 1)
     finally:
         print(f"\nbrowser: seconds per lesson, {LANES} at a time (open, run all, check):", timings)
+        context.close()
+
+
+_RENDERED = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  if (!panel) return null;
+  const cells = panel.querySelectorAll('.jp-Notebook .jp-CodeCell');
+  return {cells: cells.length,
+          withOutput: [...cells].filter(c => c.querySelector('.jp-OutputArea-output')).length,
+          images: panel.querySelectorAll('.jp-OutputArea-output img').length,
+          tables: panel.querySelectorAll('.jp-OutputArea-output table').length,
+          raw: [...panel.querySelectorAll('.jp-OutputArea-output')].filter(o => o.textContent.includes('<table')).length};
+}"""
+
+
+def test_every_lesson_opens_in_jupyterlab_with_its_stored_outputs_rendered(browser, lab):
+    """What a student sees first, before running anything: every stored output rendered by the real
+    frontend (a figure as an image, a results table as a table, not as markup), no console error.
+    (Widgets show their saved views only after a run: lesson 02's explorer is checked live above.)"""
+    import nbformat
+
+    base, token, port, _ = lab
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    watch = Watch(context, _loopback(port))
+    try:
+        page = context.new_page()
+        page.goto(f"{base}/lab/workspaces/stored?reset&token={token}")
+        page.wait_for_function("() => window.jupyterapp?.commands.hasCommand('docmanager:open')", timeout=60_000)
+        for path in lesson_notebooks():
+            nb = nbformat.read(path, as_version=4)
+            code = [c for c in nb.cells if c.cell_type == "code"]
+            data = [o.get("data", {}) for c in code for o in c.get("outputs", [])]
+            want = {"cells": len(code), "withOutput": sum(bool(c.get("outputs")) for c in code),
+                    "images": sum(any(k.startswith("image/") for k in d) for d in data),
+                    "tables": sum("<table" in "".join(d.get("text/html", "")) for d in data)}
+            # File > Open, without reloading the page: one JupyterLab serves all twelve lessons.
+            page.evaluate("async p => { await window.jupyterapp.commands.execute('docmanager:open', {path: p}); }", f"stored/{path.name}")
+            page.wait_for_function(f"() => ({_RENDERED})()?.cells === {want['cells']}", timeout=60_000)
+            got = page.evaluate(_RENDERED)
+            assert got["withOutput"] >= want["withOutput"], f"{path.name}: outputs rendered in {got['withOutput']} cells, stored in {want['withOutput']}"
+            assert got["images"] >= want["images"], f"{path.name}: {got['images']} figures rendered of {want['images']}"
+            assert got["tables"] >= want["tables"], f"{path.name}: {got['tables']} tables rendered of {want['tables']}"
+            assert not got["raw"], f"{path.name}: {got['raw']} outputs show raw table markup"
+            # Its kernel has started before the next lesson opens. The tabs stay open (closing one while
+            # its saved widget views render throws "Disposed"); they close with the browser context.
+            page.wait_for_selector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator[data-status="idle"]',
+                                   timeout=60_000)
+            watch.check(path.name)
+        page.close()
+    finally:
         context.close()
 
 

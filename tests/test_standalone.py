@@ -1,10 +1,14 @@
 """A lesson opened alone sets itself up: the package carries everything, the install cell is generated
 from one setting, the Colab/Kaggle links agree with pyproject.toml, and (slow) every lesson, copied
-alone into an empty folder of a fresh venv that has only torch and ipykernel, installs the wheel and
-passes at SMOKE size showing the shipped CPU reference."""
+alone into an empty folder of a fresh venv that has only torch, ipykernel and what Colab's image
+carries, installs the wheel and runs headless at SMOKE size in strict mode: every exercise template
+fails its check, every solution passes, the results tests/expected/ names are recorded, and the
+shipped CPU reference is shown. This is the course's one SMOKE execution of each lesson (strict
+nbval, in notebooks/, is the one at default size)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -155,70 +159,162 @@ def test_the_wheel_holds_every_module_and_the_results_cards(wheel):
         assert f"course_utils/results/{path.name}" in names, f"results/{path.name} is not in the wheel"
 
 
-@pytest.mark.slow
-def test_every_lesson_opened_alone_installs_the_wheel_and_runs(wheel, tmp_path):
+def _installer(py: str) -> list[str]:
+    """uv when this venv has it (``make setup`` puts it there: it installs from the cache the course's own
+    install just filled), else pip. Both write bytecode: where PYTHONDONTWRITEBYTECODE is set (as on
+    the CI machine) nothing else would, and every kernel and torchrun rank would compile torch again."""
+    uv = Path(sys.executable).parent / "uv"
+    if uv.exists():
+        return [str(uv), "pip", "install", "--python", py, "-q", "--compile-bytecode"]
+    return [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+
+
+def _runtime_dependencies() -> list[str]:
+    """What the wheel requires besides torch (Colab and Kaggle images have these preinstalled)."""
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    return [d for d in deps if not re.match(r"torch\b", d)]
+
+
+def test_without_torch_the_install_cell_says_so_and_installs_nothing(wheel, tmp_path):
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    install = nbformat.read(LESSONS[0], as_version=4).cells[1].source
+    proc = _run([str(venv / "bin" / "python"), "-c", install], env={**_clean_env(), "COURSE_UTILS_SOURCE": str(wheel)},
+                cwd=tmp_path)
+    assert proc.returncode == 1 and "RuntimeError: This lesson needs PyTorch (torch >= 2.4)" in proc.stderr, proc.stderr
+    assert not list(venv.rglob("course_utils")), "nothing may be installed"
+
+
+def _clean_env() -> dict:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("COURSE_", "PYTHONPATH", "MPLBACKEND", "JPY_"))}
+
+
+@pytest.fixture(scope="module")
+def fresh(wheel, tmp_path_factory):
+    """A fresh venv with what Colab or Kaggle has before the course: torch (the Makefile's build), a
+    Jupyter kernel and the packages their images carry; the course itself is not installed. Returns
+    (python, the kernel's environment, folder). Its kernel spec is 'fresh' (JUPYTER_PATH)."""
     t0 = time.perf_counter()
-    venv = tmp_path / "venv"
+    root = tmp_path_factory.mktemp("fresh")
+    venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = str(venv / "bin" / "python")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COURSE_", "PYTHONPATH", "MPLBACKEND", "JPY_"))}
-    install = nbformat.read(LESSONS[0], as_version=4).cells[1].source
-
-    # No torch: one clear sentence, nothing installed.
-    proc = _run([py, "-c", install], env={**env, "COURSE_UTILS_SOURCE": str(wheel)}, cwd=tmp_path)
-    assert proc.returncode == 1 and "RuntimeError: This lesson needs PyTorch (torch >= 2.4)" in proc.stderr
-
-    # What Colab or Kaggle has before the course: torch (the Makefile's build) and a Jupyter kernel.
-    pip = [py, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check"]
-    subprocess.run(pip + _torch_requirement() + ["ipykernel"], check=True, env=env)
-    print(f"\nwheel test: venv, torch and ipykernel in {time.perf_counter() - t0:.0f} s", flush=True)
-    which_torch = [py, "-m", "pip", "list", "--format=freeze"]
-    torch_before = [line for line in _run(which_torch).stdout.splitlines() if line.startswith("torch==")]
-    setup_s = time.perf_counter() - t0
-
-    # The package cannot be fetched (offline, a wrong source): one sentence saying what to run.
-    proc = _run([py, "-c", install], env={**env, "PIP_NO_INDEX": "1", "COURSE_UTILS_SOURCE": str(tmp_path / "nowhere.whl")},
-                cwd=tmp_path)  # not the repository: `python -c` imports from the current folder
-    assert proc.returncode == 1 and "Could not install the course's helpers" in proc.stderr
-    assert f"%pip install '{tmp_path / 'nowhere.whl'}'" in proc.stderr
-
-    jupyter = tmp_path / "jupyter"
+    env = _clean_env()
+    subprocess.run(_installer(py) + _torch_requirement() + ["ipykernel"] + _runtime_dependencies(), check=True, env=env)
+    jupyter = root / "jupyter"
     (jupyter / "kernels" / "fresh").mkdir(parents=True)
     (jupyter / "kernels" / "fresh" / "kernel.json").write_text(json.dumps(
         {"argv": [py, "-m", "ipykernel_launcher", "-f", "{connection_file}"], "display_name": "fresh", "language": "python"}))
-    env.update({"JUPYTER_PATH": str(jupyter), "COURSE_PROGRESS": "0", "COURSE_UTILS_SOURCE": str(wheel)})
+    # PIP_NO_INDEX: the wheel is a local file and its dependencies are there, so a lesson never reaches an index.
+    env.update({"JUPYTER_PATH": str(jupyter), "COURSE_PROGRESS": "0", "COURSE_UTILS_SOURCE": str(wheel), "PIP_NO_INDEX": "1"})
+    torch_version = _installed(py)[1]
+    print(f"\nwheel test: venv, torch {torch_version}, ipykernel and the images' packages in {time.perf_counter() - t0:.0f} s")
+    return py, env, root, torch_version
 
-    def lesson(path: Path, offline: bool) -> tuple[str, float, str]:
-        folder = tmp_path / path.stem
-        folder.mkdir()
-        shutil.copy(path, folder / path.name)
-        t = time.perf_counter()
-        proc = _run([sys.executable, "-m", "papermill", path.name, "out.ipynb", "-k", "fresh", "-p", "SMOKE", "True",
-                     "--no-progress-bar"], cwd=folder, env={**env, **({"PIP_NO_INDEX": "1"} if offline else {})})
-        return path.stem, time.perf_counter() - t, proc.stderr[-3000:] if proc.returncode else ""
 
-    # The first lesson installs the wheel; the others find it installed (and never reach pip: no index).
-    times = dict([lesson(LESSONS[0], offline=False)[:2]])  # includes installing the wheel and its dependencies
-    assert (tmp_path / LESSONS[0].stem / "out.ipynb").exists()
-    after = [line for line in _run(which_torch).stdout.splitlines() if line.startswith("torch==")]
-    assert after == torch_before and torch_before, f"installing the course changed torch: {torch_before} -> {after}"
-    install_s = times[LESSONS[0].stem]
-    print(f"wheel test: lesson 00 with the install in {install_s:.0f} s", flush=True)
-    assert "Location: " + str(venv) in _run([py, "-m", "pip", "show", "course-utils"]).stdout
-    # One at a time: run in pairs, lesson 02's own check of its epoch model (within 20 % on a CPU) failed.
-    results = [lesson(p, offline=True) for p in LESSONS[1:]]
-    failed = {name: err for name, _, err in results if err}
-    assert not failed, "\n\n".join(f"{n}:\n{e}" for n, e in failed.items())
-    times.update({name: s for name, s, _ in results})
+@pytest.mark.slow
+def test_when_the_package_cannot_be_fetched_the_install_cell_says_what_to_run(fresh, tmp_path):
+    py, env, _, _ = fresh
+    probe = _run([py, "-c", "import importlib.util; print(importlib.util.find_spec('course_utils') is None)"], cwd=tmp_path)
+    if probe.stdout.strip() != "True":
+        pytest.skip("a lesson already installed the course into this venv (this test runs first when run in order)")
+    install = nbformat.read(LESSONS[0], as_version=4).cells[1].source
+    proc = _run([py, "-c", install], env={**env, "COURSE_UTILS_SOURCE": str(tmp_path / "nowhere.whl")},
+                cwd=tmp_path)  # not the repository: `python -c` imports from the current folder
+    assert proc.returncode == 1 and "Could not install the course's helpers" in proc.stderr, proc.stderr
+    assert f"%pip install '{tmp_path / 'nowhere.whl'}'" in proc.stderr
 
-    for path in LESSONS:
-        out = nbformat.read(tmp_path / path.stem / "out.ipynb", as_version=4)
-        heading = next(i for i, c in enumerate(out.cells) if "This machine vs the references" in c.source)
-        cell = next(c for c in out.cells[heading:] if c.cell_type == "code" and "compare(" in c.source)
-        shown = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
-        assert re.search(r"^cpu-ci: CPU", shown, re.M) and "cpu-ci" in shown.splitlines()[0], \
-            f"{path.stem}: the shipped CPU reference is not shown:\n{shown[:1500]}"
-        assert not (tmp_path / path.stem / "build").exists(), f"{path.stem} wrote outside its scratch folder"
-    total = time.perf_counter() - t0
-    print(f"\nwheel test: venv + torch + ipykernel {setup_s:.0f} s, lesson 00 with the install {install_s:.0f} s, lessons "
-          + ", ".join(f"{n[:2]} {s:.0f} s" for n, s in sorted(times.items())) + f"; total {total:.0f} s")
+
+TIME_UNITS = {"s", "ms", "us", "ns"}
+_WHICH = ("import importlib.metadata as m\ntry:\n    print(m.distribution('course-utils').locate_file(''))\n"
+          "except m.PackageNotFoundError:\n    print('-')\nprint(m.version('torch'))")
+
+
+def _installed(py: str) -> tuple[str, str]:
+    """Where the venv's course-utils is installed ('-': not installed) and its torch version, read from
+    the packages' metadata (importing torch would take seconds)."""
+    where, torch_version = _run([py, "-c", _WHICH], cwd="/").stdout.split()
+    return where, torch_version
+
+
+def _run_strict(path: Path, folder: Path, env: dict, **parameters):
+    """Execute the lesson, alone in ``folder``, in the fresh venv's kernel, cell by cell with
+    ``COURSE_STRICT_CHECKS=1``. Each exercise cell first runs as the lesson ships it (answers still
+    ``...``) and must fail with ``ExerciseNotPassed`` (the checks bite); then its marked solution runs
+    in the same kernel and must pass. The cells run are exactly those of ``solutions/<lesson>.ipynb``
+    (``test_exercises`` checks that file is generated from the lesson), plus the failing templates.
+    Returns (executed notebook, ledger dict, indices of the exercises that bit)."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+    from papermill.parameterize import parameterize_notebook
+
+    from course_utils.kernels import LocalKernelManager
+
+    nb = nbformat.read(folder / path.name, as_version=4)
+    nb.metadata.setdefault("papermill", {})  # papermill's parameterize expects what its own runs add
+    for c in nb.cells:
+        c.metadata.setdefault("tags", [])
+    nb = parameterize_notebook(nb, parameters)
+    ledger = folder.parent / f"{path.stem}.ledger.json"
+    client = NotebookClient(nb, timeout=600, kernel_name="fresh", resources={"metadata": {"path": str(folder)}},
+                            kernel_manager_class=LocalKernelManager)
+    bit = []
+    with client.setup_kernel(env={**env, "COURSE_STRICT_CHECKS": "1", "COURSE_LEDGER": str(ledger)}, cwd=str(folder)):
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            solution = cell.metadata.get("course", {}).get("solution")
+            if solution is None:
+                client.execute_cell(cell, index)
+                continue
+            with pytest.raises(CellExecutionError) as failed:
+                client.execute_cell(cell, index)
+            assert "ExerciseNotPassed" in str(failed.value), f"cell {index}: the unsolved exercise must fail its check"
+            bit.append(index)
+            cell.source = solution
+            client.execute_cell(cell, index)
+    results = json.loads(ledger.read_text()) if ledger.exists() else {}
+    return nb, results, bit
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_each_lesson_alone_installs_the_wheel_its_checks_bite_and_its_solutions_pass(path, fresh, monkeypatch):
+    """One execution per lesson serves every check a SMOKE run can make: the lesson copied alone into an
+    empty folder of the fresh venv installs the course from the wheel in its first cell (the first lesson
+    to run does; the others find it installed), runs headless at SMOKE size in strict mode (every
+    template fails, every solution passes), records what ``tests/expected/<lesson>.json`` requires,
+    shows the shipped CPU reference, leaves torch as it was and makes no build/ folder beside itself."""
+    py, env, root, torch_version = fresh
+    expected_file = REPO / "tests" / "expected" / f"{path.stem}.json"
+    assert expected_file.exists(), f"{expected_file} must list the results {path.stem} records"
+    required = json.loads(expected_file.read_text())["required"]
+    assert required, "a lesson must record at least one result"
+    folder = root / path.stem
+    folder.mkdir()
+    shutil.copy(path, folder / path.name)
+    monkeypatch.setenv("JUPYTER_PATH", env["JUPYTER_PATH"])  # where the client finds the 'fresh' kernel spec
+    t = time.perf_counter()
+    out, results, bit = _run_strict(path, folder, env, SMOKE=True, DEVICE="auto")
+    print(f"\nwheel test: {path.stem} in {time.perf_counter() - t:.0f} s")
+
+    assert len(bit) >= 3, f"{path.stem}: only {len(bit)} checked exercises bit in strict mode"
+    missing = sorted(set(required) - set(results))
+    assert not missing, f"{path.stem} did not record {missing}"
+    for key, (low, high) in required.items():
+        value = results[key]["value"]
+        assert (low is None or value >= low) and (high is None or value <= high), f"{key}={value} outside [{low}, {high}]"
+    for key, r in results.items():
+        assert math.isfinite(r["value"]), key
+        if r["unit"] in TIME_UNITS:
+            assert r["value"] > 0, f"{key}: a measured time must be positive, got {r['value']}"
+
+    where, now = _installed(py)
+    assert where.startswith(str(root / "venv")), f"course-utils is installed at {where}, not in the fresh venv"
+    assert now == torch_version, f"installing the course changed torch: {torch_version} -> {now}"
+    heading = next(i for i, c in enumerate(out.cells) if "This machine vs the references" in c.source)
+    cell = next(c for c in out.cells[heading:] if c.cell_type == "code" and "compare(" in c.source)
+    shown = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+    assert re.search(r"^cpu-ci: CPU", shown, re.M) and "cpu-ci" in shown.splitlines()[0], \
+        f"{path.stem}: the shipped CPU reference is not shown:\n{shown[:1500]}"
+    assert not (folder / "build").exists(), f"{path.stem} wrote outside its scratch folder"
