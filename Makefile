@@ -153,13 +153,13 @@ lab: $(STAMP)
 test-fast: $(STAMP)
 	env -u MPLBACKEND $(PY) -m pytest tests -m "not slow" -p no:cacheprovider -q $(PYTEST_ARGS)
 
-# Two pytest workers (tests/conftest.py groups what must share a process and starts the longest first).
+# Two pytest workers, a file each at a time (tests/conftest.py starts the longest files first).
 # The browser assets and JupyterHub's proxy are installed first, once, so no two workers run npm at once.
 TEST_WORKERS ?= 2
 test: $(STAMP) $(if $(shell command -v npm 2>/dev/null),$(WEB_STAMP))
 	env -u MPLBACKEND $(PY) -m pytest tests notebooks --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider --durations=12 \
-		$(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder) $(PYTEST_ARGS)
+		$(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
 
 run: $(STAMP)
 	env -u MPLBACKEND $(PY) -m course_utils.run $(NOTEBOOKS) --device $(DEVICE) $(if $(filter 1 yes true,$(SMOKE)),--smoke) \

@@ -39,10 +39,11 @@ def lesson_notebooks() -> list[Path]:
     return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 
 
-# --- Two workers (`make test`: pytest-xdist, --dist loadgroup) -----------------------------------------
-# What must stay in one process is grouped: the cells of one notebook under nbval (one kernel, in
-# order), and the tests of one slow module (they share a module fixture: a fresh venv, a browser, a
-# JupyterLab, a built deck). Unit tests go wherever a worker is free. The groups start longest first
+# --- Two workers (`make test`: pytest-xdist, --dist loadfile) ------------------------------------------
+# A file is one unit of work: the cells of one notebook under nbval share one kernel, in order, and the
+# tests of one module share its module fixtures (a fresh venv, a browser, a JupyterLab, a built deck).
+# (--dist loadgroup would let unit tests spread further, but pytest-xdist 3.8 marks groups through
+# Node._nodeid, which pytest 9 no longer reads: the groups fall apart.) The files start longest first
 # (the order below; a notebook by its seconds in results/cpu-ci.json), so the two workers end together.
 SLOW_FIRST = ["tests/test_standalone.py", "tests/test_browser.py", "tests/test_jupyterhub.py", "tests/test_slide_fit.py",
               "tests/test_sharding.py", "tests/test_ddp.py", "tests/test_launch.py", "tests/test_packaging.py"]
@@ -77,9 +78,6 @@ def pytest_collection_modifyitems(config, items):
             return (2, SLOW_FIRST.index(path) if path in SLOW_FIRST else len(SLOW_FIRST))
         return (3, 0.0)
 
-    for item in items:
-        if (name := group(item)) is not None:
-            item.add_marker(pytest.mark.xdist_group(name))
     items.sort(key=rank)  # stable: a notebook's cells, a module's tests keep their order
 
 
@@ -120,3 +118,4 @@ def pytest_terminal_summary(terminalreporter):
     tr.write_line(f"{'phase':<34}{'passed':>8}{'failed':>8}{'skipped':>9}{'seconds':>10}")
     for phase, row in sorted(phases.items(), key=lambda kv: -kv[1]["seconds"]):
         tr.write_line(f"{phase:<34}{row['passed']:>8.0f}{row['failed']:>8.0f}{row['skipped']:>9.0f}{row['seconds']:>10.1f}")
+
