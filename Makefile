@@ -50,6 +50,9 @@ CPU_INDEX := https://download.pytorch.org/whl/cpu
 CU12_INDEX := https://download.pytorch.org/whl/cu126
 CUDA13_MIN_DRIVER := 580
 
+# pip's wheelhouses (find-links): where a CPU wheel of torch may lie, and what uv is handed.
+PIP_LINKS    = $(PIP_FIND_LINKS) $(shell $(PYTHON) -m pip config list 2>/dev/null | sed -n "s/.*find-links='\(.*\)'/\1/p")
+
 TORCH_INSTALL := $(TORCH_SPEC)
 ifeq ($(TORCH_INDEX),auto)
   HAS_GPU    := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo yes)
@@ -63,7 +66,7 @@ ifeq ($(TORCH_INDEX),auto)
   ifeq ($(HAS_GPU)$(origin TORCH_SPEC),file)
     # No GPU and the default spec: prefer a CPU wheel from a configured wheelhouse, if there is one.
     PYTAG     := $(shell $(PYTHON) -c 'import sys; print("%d%d" % sys.version_info[:2])')
-    WHEELDIRS := $(shell $(PYTHON) -m pip config list 2>/dev/null | sed -n "s/.*find-links='\(.*\)'/\1/p") $(PIP_FIND_LINKS)
+    WHEELDIRS := $(PIP_LINKS)
     CPU_WHEEL := $(if $(strip $(WHEELDIRS)),$(shell ls -d $(addsuffix /torch-*+cpu-cp$(PYTAG)-*.whl,$(WHEELDIRS)) 2>/dev/null | sort -V | tail -n 1))
     ifneq ($(CPU_WHEEL),)
       TORCH_INSTALL := $(CPU_WHEEL)
@@ -72,11 +75,11 @@ ifeq ($(TORCH_INDEX),auto)
 else
   TORCH_INDEX_RESOLVED := $(TORCH_INDEX)
 endif
-# uv reads no pip configuration: it is handed pip's configured mirror, extra indexes and wheelhouses.
-PIP_INDEX   := $(PIP_INDEX_URL) $(shell $(PYTHON) -m pip config list 2>/dev/null | sed -n "s/.*[.]index-url='\(.*\)'/\1/p")
-PIP_EXTRA   := $(PIP_EXTRA_INDEX_URL) $(shell $(PYTHON) -m pip config list 2>/dev/null | sed -n "s/.*[.]extra-index-url='\(.*\)'/\1/p")
-PIP_LINKS   := $(PIP_FIND_LINKS) $(shell $(PYTHON) -m pip config list 2>/dev/null | sed -n "s/.*find-links='\(.*\)'/\1/p")
-UV_SOURCES  := $(if $(strip $(PIP_INDEX)),--index-url $(firstword $(PIP_INDEX))) $(addprefix --extra-index-url ,$(sort $(PIP_EXTRA))) \
+# uv reads no pip configuration: it is handed pip's configured mirror, extra indexes and wheelhouses
+# (`=`, not `:=`: pip is asked only when an install runs, not on every make command).
+PIP_INDEX    = $(PIP_INDEX_URL) $(shell $(PYTHON) -m pip config list 2>/dev/null | sed -n "s/.*[.]index-url='\(.*\)'/\1/p")
+PIP_EXTRA    = $(PIP_EXTRA_INDEX_URL) $(shell $(PYTHON) -m pip config list 2>/dev/null | sed -n "s/.*[.]extra-index-url='\(.*\)'/\1/p")
+UV_SOURCES   = $(if $(strip $(PIP_INDEX)),--index-url $(firstword $(PIP_INDEX))) $(addprefix --extra-index-url ,$(sort $(PIP_EXTRA))) \
                $(addprefix --find-links ,$(sort $(PIP_LINKS)))
 # `$(INSTALL) ARGS`: uv when chosen and the venv has it (unsafe-best-match: pick from every index as pip does), else pip.
 INSTALL = sh -c 'if [ "$(INSTALLER)" = uv ] && [ -x "$(VENV)/bin/uv" ]; then exec "$(VENV)/bin/uv" pip install --python "$(PY)" -q --compile-bytecode \

@@ -89,7 +89,7 @@ def _phase(nodeid: str, keywords) -> str:
     name = path.rsplit("/", 1)[-1]
     if name == "test_standalone.py" and "slow" in keywords:
         return "lessons alone (wheel, strict, SMOKE)"
-    named = { "test_browser.py": "browser (JupyterLab, decks)",
+    named = {"test_browser.py": "browser (JupyterLab, decks)",
              "test_slides_site.py": "slides and site", "test_packaging.py": "setup files, make lab, container"}
     if name in named:
         return named[name]
@@ -118,4 +118,3 @@ def pytest_terminal_summary(terminalreporter):
     tr.write_line(f"{'phase':<34}{'passed':>8}{'failed':>8}{'skipped':>9}{'seconds':>10}")
     for phase, row in sorted(phases.items(), key=lambda kv: -kv[1]["seconds"]):
         tr.write_line(f"{phase:<34}{row['passed']:>8.0f}{row['failed']:>8.0f}{row['skipped']:>9.0f}{row['seconds']:>10.1f}")
-

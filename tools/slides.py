@@ -137,6 +137,7 @@ def _output_px(out) -> int:
 
 
 _ROW = re.compile(r"<tr\b.*?</tr>", re.S)
+_TBODY = re.compile(r"<tbody>(.*?)</tbody>", re.S)
 _CELL = re.compile(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", re.S)
 
 
@@ -157,7 +158,7 @@ def _table_px(page: str) -> int:
 def _cut_table(page: str, keep: int, where: str) -> str:
     """The table with only its first ``keep - 1`` body rows and its last, and a row that says how
     many were left out and where to read them all."""
-    body = re.search(r"<tbody>(.*?)</tbody>", page, re.S)
+    body = _TBODY.search(page)
     if not body:
         return page
     rows = _ROW.findall(body.group(1))
@@ -173,7 +174,7 @@ MIN_TABLE_ROWS = 4  # a table is never cut below this many of its rows
 
 
 def _body_rows(page: str) -> int:
-    body = re.search(r"<tbody>(.*?)</tbody>", page, re.S)
+    body = _TBODY.search(page)
     return len(_ROW.findall(body.group(1))) if body else 0
 
 
