@@ -12,7 +12,7 @@ For each slide (sub-slides included), stepped through with Reveal's own API in o
 It also reports the canvas (``width x height``), whether ArrowRight/PageDown visit every slide
 (reveal.js ``navigationMode``), and writes screenshots of chosen slides.
 
-tests/test_slide_fit.py runs this on every built deck and requires every count to be zero.
+tests/test_decks.py runs this on every built deck and requires every count to be zero.
 """
 from __future__ import annotations
 
@@ -119,7 +119,11 @@ def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | N
     }
 
 
-def measure(decks: list[Path], shots: dict | None = None, shot_dir: Path | None = None) -> list[dict]:
+def measure(decks: list[Path], shots: dict | None = None, shot_dir: Path | None = None, page=None) -> list[dict]:
+    """Every deck in ``decks``, in ``page`` when given (a test's watched page: ``SCREEN`` sized), else in a
+    Chromium of its own."""
+    if page is not None:
+        return [measure_deck(page, d, shots, shot_dir) for d in decks]
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

@@ -42,7 +42,7 @@ DEFAULT_OUT = REPO / "build" / "slides"
 
 # The projector: a 1280x720 (16:9) canvas shown at scale 1 on a 1280x720 screen (margin 0), prose at
 # BODY_PX and code at CODE_PX (the template's CSS), so what fits here fits on the screen. The heights
-# below are estimates in CSS px that plan the split into sub-slides; tests/test_slide_fit.py measures
+# below are estimates in CSS px that plan the split into sub-slides; tests/test_decks.py measures
 # the real thing in Chromium.
 CANVAS = (1280, 720)
 BODY_PX, CODE_PX = 25, 19

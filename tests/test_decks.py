@@ -1,0 +1,224 @@
+"""The offline slides and site in a real browser (Debian's Chromium, driven by Playwright), from file://.
+
+`make slides site` builds them once for the whole module. Then:
+1. Every slide of every built deck is measured the way a projector shows it, 1280x720
+   (tools/measure_slides.py): no slide taller than the screen, no code/output/table block clipped
+   sideways, prose >= 24 px and code >= 18 px on screen, speaker notes on every slide, a 16:9 canvas,
+   and ArrowRight / PageDown (a clicker) visit every slide. The same pass watches the page: no request
+   leaves file:/data:/blob:, no console error, the saved widget views render. A deck made here of
+   results tables and long logs, and a negative control (a slide that must fail), are measured too.
+2. The site's pages and its own copies of the decks: no outside request, no console error, every
+   relative link resolves, a deck advances on ArrowRight, the widget views render.
+Asserted on the DOM, the requests and the console, never on pixels. (JupyterLab is tests/test_browser.py.)
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlparse
+
+import nbformat
+import pytest
+
+from browser_kit import Watch, browser, no_browser  # noqa: F401 (browser is a fixture)
+from conftest import REPO, lesson_notebooks
+
+sys.path.insert(0, str(REPO / "tools"))
+import measure_slides  # noqa: E402
+import slides as slides_tool  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+VENV_BIN = Path(sys.executable).parent
+SLIDES, SITE = REPO / "build" / "slides", REPO / "build" / "site"
+
+
+@pytest.fixture(scope="module")
+def offline_pages():
+    """Builds the slides and the site (make slides site), returns (the built decks, the site's copies of
+    the decks, the site's other pages)."""
+    makefile = (REPO / "Makefile").read_text()
+    missing = [f"tools/{t}.py" for t in ("slides", "site") if not (REPO / "tools" / f"{t}.py").exists()]
+    missing += [f"Makefile target {t}" for t in ("slides", "site") if not re.search(rf"^{t}:", makefile, re.M)]
+    if missing:
+        pytest.skip(f"the offline slides/site are not built by this checkout yet: no {', '.join(missing)}")
+    if shutil.which("make") is None:
+        pytest.skip("needs make")
+    if shutil.which("npm") is None and not (REPO / "build" / "web" / "node_modules").is_dir():
+        no_browser("make slides / make site need npm (Node.js) for their pinned browser assets")
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    venv = VENV_BIN.parent
+    # -o: never reinstall the venv from inside a test (this one is already set up).
+    built = subprocess.run(["make", "-o", f"{venv}/.course-installed", "slides", "site", f"VENV={venv}"],
+                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, f"make slides site failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}"
+    decks = sorted(SLIDES.glob("*.slides.html"))
+    assert len(decks) == len(lesson_notebooks()), f"one slides page per lesson: {[p.name for p in decks]}"
+    site = sorted(SITE.rglob("*.html"))
+    assert SITE / "index.html" in site
+    return (decks, [p for p in site if p.name.endswith(".slides.html")],
+            [p for p in site if not p.name.endswith(".slides.html")])
+
+
+def _local(url: str) -> bool:
+    # data: and blob: are made inside the page; nothing else but local files may be fetched.
+    return urlparse(url).scheme in ("file", "data", "blob")
+
+
+_WIDGETS_STATE = """() => {
+  const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]');
+  const rendered = [...views].filter(s => s.previousElementSibling?.matches('.widget-subarea')
+                                          && s.previousElementSibling.querySelector('.jupyter-widgets'));
+  return {views: views.length, rendered: rendered.length};
+}"""
+
+REVEAL = measure_slides.REVEAL
+
+
+def _check_widgets(page) -> int:
+    views = page.evaluate(_WIDGETS_STATE)["views"]
+    if views:
+        page.wait_for_function(f"() => ({_WIDGETS_STATE})().rendered === {views}", timeout=30_000)
+    return views
+
+
+def _check_links(page, path: Path) -> None:
+    hrefs = page.eval_on_selector_all("a[href]", "els => els.map(a => a.getAttribute('href'))")
+    for href in hrefs:
+        u = urlparse(href)
+        if u.scheme or href.startswith("#"):
+            continue
+        target = (path.parent / u.path).resolve()
+        assert target.exists(), f"{path.name}: link to a missing file {href}"
+
+
+# --- 1. every slide at 1280x720 ---------------------------------------------------------------------
+
+def _table_lesson(folder: Path) -> Path:
+    """A lesson whose results are course_utils.tables tables, a wide log line and a long log."""
+    from course_utils.tables import Table
+
+    wide = Table([f"column {i} (unit)" for i in range(9)], [[i * 1.2345, "T4", 15.0, 80, None, "yes", 1e-7, 3, 12_345_678]
+                                                              for i in range(12)], title="Will it fit?", note="a note")
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell("show_table(...)")
+    code.outputs = [nbformat.v4.new_output("display_data", data={"text/html": wide._repr_html_(), "text/plain": str(wide)})]
+    log = nbformat.v4.new_code_cell("train()")
+    log.outputs = [nbformat.v4.new_output("stream", name="stdout", text="".join(f"epoch {i} loss 0.1\n" for i in range(80)))]
+    wide_line = nbformat.v4.new_code_cell("print(x)")
+    wide_line.outputs = [nbformat.v4.new_output("stream", name="stdout", text="x" * 400 + "\n")]
+    nb.cells = [nbformat.v4.new_markdown_cell("# 99 · Tables\n\nintro"),
+                nbformat.v4.new_markdown_cell("## 1. A table"), code, log, wide_line,
+                nbformat.v4.new_markdown_cell("**Speaker notes** (2 min)\n\n- **Say:** read the table.")]
+    nb.cells[-1].metadata["slideshow"] = {"slide_type": "notes"}
+    nb.cells.insert(2, nb.cells.pop())  # the notes right after their heading
+    for _ in range(5):
+        nb.cells.append(nbformat.v4.new_markdown_cell("more prose " * 10))
+    path = folder / "99_tables.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def _problems(results: list[dict]) -> dict:
+    bad = {}
+    for r in results:
+        w, h = r["canvas"]
+        issues = {k: r[k][:5] for k in ("tall", "clipped", "small", "no_notes") if r[k]}
+        if abs(w / h - 16 / 9) > 0.01:
+            issues["canvas"] = f"{w}x{h} is not 16:9"
+        for key in ("arrow_right_reaches", "page_down_reaches"):
+            if r[key] != r["slides"]:
+                issues[key] = f"{r[key]} of {r['slides']} slides"
+        if issues:
+            issues["detail"] = dict(list(r["detail"].items())[:3])
+            bad[r["deck"]] = issues
+    return bad
+
+
+def test_every_slide_of_every_deck_fits_a_1280x720_projector_and_works_offline(browser, offline_pages, tmp_path):
+    decks = list(offline_pages[0])
+    slides_tool.copy_assets(tmp_path / "assets")
+    decks.append(slides_tool.export(_table_lesson(tmp_path), tmp_path / "99_tables.slides.html", "slides", "assets"))
+    context = browser.new_context(viewport=measure_slides.SCREEN)
+    watch = Watch(context, _local)
+    results, widget_views = [], 0
+    try:
+        page = context.new_page()
+        for deck in decks:
+            results += measure_slides.measure([deck], page=page)
+            widget_views += _check_widgets(page)
+            watch.check(deck.name)
+    finally:
+        context.close()
+    print("\n" + measure_slides.table(results))
+    assert len(results) == len(slides_tool.lessons()) + 1
+    assert all(r["slides"] >= slides_tool.MIN_SLIDES for r in results[:-1])
+    assert not _problems(results), _problems(results)
+    assert widget_views, "lesson 02's explorer is a widget: its saved view must appear in its deck"
+
+
+def test_the_measurement_catches_a_slide_that_does_not_fit(browser, tmp_path):
+    """A negative control: a hand choice that shows a 60-line cell whole, tiny text, an unwrapped line."""
+    nb = nbformat.v4.new_notebook()
+    tall = nbformat.v4.new_code_cell("\n".join(f"x{i} = {i}" for i in range(60)))
+    tall.metadata["course"] = {"deck": {"show": "all", "by": "hand"}}
+    nb.cells = [nbformat.v4.new_markdown_cell("# 98 · Bad\n\nintro"), nbformat.v4.new_markdown_cell("## 1. Bad"),
+                tall, nbformat.v4.new_markdown_cell('<span style="font-size:12px">tiny</span>'),
+                nbformat.v4.new_markdown_cell('<pre style="white-space:pre">' + "w" * 300 + "</pre>")]
+    for i, cell in enumerate(nb.cells):
+        cell.metadata["slideshow"] = {"slide_type": ["slide", "slide", "-", "subslide", "subslide"][i]}
+    nbformat.write(nb, tmp_path / "98_bad.ipynb")
+    if not (slides_tool.NODE_MODULES / "reveal.js").exists():
+        no_browser("needs build/web/node_modules (make slides installs it with npm)")
+    slides_tool.copy_assets(tmp_path / "assets")
+    deck = slides_tool.export(tmp_path / "98_bad.ipynb", tmp_path / "98_bad.slides.html", "slides", "assets")
+    context = browser.new_context(viewport=measure_slides.SCREEN)
+    try:
+        [r] = measure_slides.measure([deck], page=context.new_page())
+    finally:
+        context.close()
+    assert r["tall"] == ["1/0"] and r["small"] == ["1/1"] and r["clipped"] == ["1/2"], r
+    assert r["no_notes"] == ["1/0", "1/1", "1/2"], "a section without notes has none (the title: the lesson plan)"
+
+
+# --- 2. the site, and its copies of the decks ---------------------------------------------------------
+
+def test_the_site_and_its_decks_work_from_file_urls(browser, offline_pages):
+    _, site_decks, site = offline_pages
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    watch = Watch(context, _local)
+    widget_views = 0
+    try:
+        for path in site_decks:
+            page = context.new_page()
+            page.goto(path.as_uri())
+            page.wait_for_function(f"() => {REVEAL}?.isReady()", timeout=30_000)
+            total = page.evaluate(f"() => {REVEAL}.getTotalSlides()")
+            assert total >= 6, f"{path.name}: only {total} slides"
+            before = page.evaluate(f"() => {REVEAL}.getIndices()")
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(f"old => JSON.stringify({REVEAL}.getIndices()) !== JSON.stringify(old)",
+                                   arg=before, timeout=10_000)
+            after = page.evaluate(f"() => {REVEAL}.getIndices()")
+            # navigationMode "linear": the next slide is the first sub-slide below, or the next column.
+            assert (after["h"], after.get("v", 0)) in {(before["h"], before.get("v", 0) + 1), (before["h"] + 1, 0)}, \
+                f"{path.name}: ArrowRight went from {before} to {after}"
+            widget_views += _check_widgets(page)
+            page.close()
+            watch.check(str(path.relative_to(SITE)))
+        for path in site:
+            page = context.new_page()
+            page.goto(path.as_uri())
+            page.wait_for_load_state("load")
+            widget_views += _check_widgets(page)
+            _check_links(page, path)
+            page.close()
+            watch.check(str(path.relative_to(SITE)))
+    finally:
+        context.close()
+    assert site_decks, "the site carries the decks"
+    assert widget_views, "lesson 02's explorer is a widget: its saved view must appear in the site"
