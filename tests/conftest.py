@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ def lesson_notebooks() -> list[Path]:
 # (--dist loadgroup would let unit tests spread further, but pytest-xdist 3.8 marks groups through
 # Node._nodeid, which pytest 9 no longer reads: the groups fall apart.) The files start longest first
 # (the order below; a notebook by its seconds in results/cpu-ci.json), so the two workers end together.
-SLOW_FIRST = ["tests/test_standalone.py", "tests/test_browser.py", "tests/test_jupyterhub.py", "tests/test_slide_fit.py",
+SLOW_FIRST = ["tests/test_standalone.py", "tests/test_browser.py", "tests/test_decks.py", "tests/test_jupyterhub.py",
               "tests/test_sharding.py", "tests/test_ddp.py", "tests/test_launch.py", "tests/test_packaging.py"]
 
 
@@ -89,32 +90,44 @@ def _phase(nodeid: str, keywords) -> str:
     name = path.rsplit("/", 1)[-1]
     if name == "test_standalone.py" and "slow" in keywords:
         return "lessons alone (wheel, strict, SMOKE)"
-    named = {"test_browser.py": "browser (JupyterLab, decks)",
+    named = {"test_browser.py": "browser (JupyterLab, decks)", "test_decks.py": "browser (JupyterLab, decks)",
              "test_slides_site.py": "slides and site", "test_packaging.py": "setup files, make lab, container"}
     if name in named:
         return named[name]
     return "processes and kernels" if "slow" in keywords else "unit"
 
 
+_PHASES: dict[str, dict[str, float]] = {}
+_STARTED = time.monotonic()
+
+
 def pytest_runtest_logreport(report):
-    report.user_properties.append(("course_phase", _phase(report.nodeid, report.keywords)))
+    """Every report: setup and teardown count too (a module's fresh venv or deck build is setup time).
+    Under xdist the workers' reports reach the controller's hook, which writes the summary."""
+    phase = dict(report.user_properties).get("course_phase")
+    if phase is None:
+        phase = _phase(report.nodeid, report.keywords)
+        report.user_properties.append(("course_phase", phase))
+    row = _PHASES.setdefault(phase, {"passed": 0, "failed": 0, "skipped": 0, "seconds": 0.0})
+    row["seconds"] += report.duration
+    if report.failed:  # a test counts once: its call, or the phase that stopped it
+        row["failed"] += 1
+    elif report.skipped:
+        row["skipped"] += 1
+    elif report.when == "call":
+        row["passed"] += 1
 
 
-def pytest_terminal_summary(terminalreporter):
-    phases: dict[str, dict[str, float]] = {}
-    for outcome in ("passed", "failed", "error", "skipped"):
-        for rep in terminalreporter.stats.get(outcome, []):
-            if not hasattr(rep, "nodeid") or not hasattr(rep, "duration"):
-                continue
-            phase = dict(getattr(rep, "user_properties", [])).get("course_phase") or _phase(rep.nodeid, rep.keywords)
-            row = phases.setdefault(phase, {"passed": 0, "failed": 0, "skipped": 0, "seconds": 0.0})
-            row["seconds"] += rep.duration
-            if outcome != "passed" or rep.when == "call":  # a test counts once: its call, or the phase that stopped it
-                row["failed" if outcome == "error" else outcome] += 1
-    if not phases:
+def pytest_terminal_summary(terminalreporter, config):
+    if not _PHASES:
         return
     tr = terminalreporter
-    tr.write_sep("=", "course test summary (seconds are summed test time)")
-    tr.write_line(f"{'phase':<34}{'passed':>8}{'failed':>8}{'skipped':>9}{'seconds':>10}")
-    for phase, row in sorted(phases.items(), key=lambda kv: -kv[1]["seconds"]):
-        tr.write_line(f"{phase:<34}{row['passed']:>8.0f}{row['failed']:>8.0f}{row['skipped']:>9.0f}{row['seconds']:>10.1f}")
+    workers = getattr(config.option, "numprocesses", None) or 1
+    total = sum(r["seconds"] for r in _PHASES.values())
+    tr.write_sep("=", "course test summary (seconds: setup + test + teardown, summed over the workers)")
+    tr.write_line(f"{'phase':<38}{'passed':>8}{'failed':>8}{'skipped':>9}{'seconds':>10}")
+    for phase, row in sorted(_PHASES.items(), key=lambda kv: -kv[1]["seconds"]):
+        tr.write_line(f"{phase:<38}{row['passed']:>8.0f}{row['failed']:>8.0f}{row['skipped']:>9.0f}{row['seconds']:>10.1f}")
+    tr.write_line(f"{'all':<38}{sum(r['passed'] for r in _PHASES.values()):>8.0f}"
+                  f"{sum(r['failed'] for r in _PHASES.values()):>8.0f}{sum(r['skipped'] for r in _PHASES.values()):>9.0f}{total:>10.1f}")
+    tr.write_line(f"wall {time.monotonic() - _STARTED:.0f} s for pytest on {workers} worker(s)")
