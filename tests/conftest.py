@@ -44,10 +44,17 @@ def lesson_notebooks() -> list[Path]:
 # A file is one unit of work: the cells of one notebook under nbval share one kernel, in order, and the
 # tests of one module share its module fixtures (a fresh venv, a browser, a JupyterLab, a built deck).
 # (--dist loadgroup would let unit tests spread further, but pytest-xdist 3.8 marks groups through
-# Node._nodeid, which pytest 9 no longer reads: the groups fall apart.) The files start longest first
-# (the order below; a notebook by its seconds in results/cpu-ci.json), so the two workers end together.
-SLOW_FIRST = ["tests/test_standalone.py", "tests/test_browser.py", "tests/test_decks.py", "tests/test_jupyterhub.py",
-              "tests/test_sharding.py", "tests/test_ddp.py", "tests/test_launch.py", "tests/test_packaging.py"]
+# Node._nodeid, which pytest 9 no longer reads: the groups fall apart.) xdist hands each worker the next
+# file in collection order when its queue runs low, so the files are sorted longest first (the classic
+# longest-processing-time rule): the two workers then end close together.
+# Seconds of each slow module in a fresh-clone `.ci/run` on the 2-core CI machine (setup + tests +
+# teardown, under the other worker's load); a notebook's by its seconds in results/cpu-ci.json, scaled
+# by NBVAL_LOAD (nbval on a loaded machine against the quiet runner's figure). Unlisted files: short.
+MODULE_SECONDS = {"tests/test_standalone.py": 200, "tests/test_decks.py": 110, "tests/test_browser.py": 80,
+                  "tests/test_packaging.py": 57, "tests/test_ddp.py": 50, "tests/test_sharding.py": 39,
+                  "tests/test_run.py": 34, "tests/test_jupyterhub.py": 28, "tests/test_launch.py": 26,
+                  "tests/test_atomic.py": 20, "tests/test_slides_site.py": 12, "tests/test_progress.py": 11}
+NBVAL_LOAD = 1.15
 
 
 def _lesson_seconds() -> dict[str, float]:
@@ -55,31 +62,15 @@ def _lesson_seconds() -> dict[str, float]:
 
     try:
         card = json.loads((REPO / "results" / "cpu-ci.json").read_text())
-        return {f"notebooks/{name}.ipynb": float(r["seconds"]) for name, r in card["notebooks"].items()}
+        return {f"notebooks/{name}.ipynb": NBVAL_LOAD * float(r["seconds"]) for name, r in card["notebooks"].items()}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
 
 
 def pytest_collection_modifyitems(config, items):
-    seconds = _lesson_seconds()
-
-    def group(item) -> str | None:
-        path = item.nodeid.split("::", 1)[0]
-        if path.startswith("notebooks/") or item.get_closest_marker("slow"):
-            return path
-        return None
-
-    def rank(item) -> tuple:
-        path = group(item)
-        if path in SLOW_FIRST[:1]:
-            return (0, 0.0)
-        if path and path.startswith("notebooks/"):
-            return (1, -seconds.get(path, 0.0))
-        if path:
-            return (2, SLOW_FIRST.index(path) if path in SLOW_FIRST else len(SLOW_FIRST))
-        return (3, 0.0)
-
-    items.sort(key=rank)  # stable: a notebook's cells, a module's tests keep their order
+    seconds = {**_lesson_seconds(), **MODULE_SECONDS}
+    # stable: a notebook's cells and a module's tests keep their order; the files go longest first
+    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], 0.0))
 
 
 # --- The one-screen summary `make test` ends with: per phase, passed / failed / skipped and seconds. ---
