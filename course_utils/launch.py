@@ -33,6 +33,12 @@ from course_utils.torchrun import (IS_WINDOWS, LOOPBACK, REPO, _loopback_job, _n
                                    torchrun_command, usable_cpus)
 
 
+# When one of several commands (one "node") fails, the others get this many seconds to report before
+# they are stopped (they would otherwise wait for the failed node until their own timeouts). A module
+# setting so that tests/test_launch.py can check the same path in less time.
+NODE_FAILURE_GRACE_S = 5.0
+
+
 class LaunchError(RuntimeError):
     """A launched job exited with a non-zero code. ``result`` holds its output; the message ends with
     the last lines of it."""
@@ -137,9 +143,9 @@ def launch_many(cmds: Sequence[Sequence[str]], *, timeout: float = 120, env: dic
                     break
             elif any(code not in (None, 0) for code in codes):
                 # One command (one "node") failed: the others would wait for it until their own
-                # timeouts, so give them 5 s to report and stop them.
+                # timeouts, so give them NODE_FAILURE_GRACE_S (5 s) to report and stop them.
                 failed_at = failed_at or time.monotonic()
-                if time.monotonic() - failed_at > 5:
+                if time.monotonic() - failed_at > NODE_FAILURE_GRACE_S:
                     break
             if time.monotonic() > deadline:
                 timed_out = True

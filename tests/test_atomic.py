@@ -71,7 +71,18 @@ def test_files_get_the_mode_the_umask_gives(tmp_path, monkeypatch, mask, expecte
     assert (mode(plain), mode(tmp_path / "ledger.json")) == (expected, expected)
 
 
-DISK_FULL_WRITER = """
+# The writer processes below import course_utils.atomic and course_utils.ledger, the real modules, but
+# not course_utils/__init__.py: that file imports torch for the lessons (2-5 s of CPU per process on a
+# loaded 2-core CI machine), and neither module uses it. A package object with the real __path__
+# stands in for the package's __init__.
+BARE_PACKAGE = f"""
+import sys, types
+_package = types.ModuleType("course_utils")
+_package.__path__ = [{str(REPO / "course_utils")!r}]
+sys.modules["course_utils"] = _package
+"""
+
+DISK_FULL_WRITER = BARE_PACKAGE + """
 import json, resource, signal, sys
 from course_utils.atomic import atomic_write_bytes
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # else the kernel kills us instead of failing the write
@@ -98,7 +109,7 @@ def test_disk_full_gives_a_clear_error_and_keeps_the_old_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
 
 
-LEDGER_WRITER = """
+LEDGER_WRITER = BARE_PACKAGE + """
 import sys, time
 from pathlib import Path
 from course_utils import ledger

@@ -1,6 +1,10 @@
-"""Lesson 09's DDP script launched for real with torchrun (gloo, 2 CPU processes): DDP equals one big batch, ranks agree, a crashing rank ends the job promptly, a checkpoint resumes
+"""Lesson 09's DDP script launched for real with torchrun (gloo, 2 CPU processes): DDP equals one big batch, ranks agree, a crashing rank ends the job promptly (its failure summarised in a few lines), a checkpoint resumes
 the run exactly, two "nodes" on localhost form one job, a hung job is killed by the timeout,
 and no process survives any of it.
+
+Every launch costs seconds of torch imports, so tests that check different facts of one kind of run
+share it (module fixtures): the plain 3-epoch run, the crash, and the resumed run (the crash and the
+resume both accumulate gradients, so all 12 steps of that run check no_sync too).
 
 The script is the one the lesson writes with its ``%%writefile`` cells: the tests build it from the
 notebook exactly as the lesson does (each cell is one part, joined in name order), so what is tested
@@ -8,6 +12,7 @@ is what the student reads and edits."""
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib.util
 import json
 import re
@@ -71,7 +76,8 @@ def run(tmp, name, *args, nproc=2, timeout=60, echo=False):
     return L.launch(cmd, timeout=timeout, env=L.child_environment(nproc), echo=echo)
 
 
-def single_process_reference() -> dict[str, torch.Tensor]:
+@functools.lru_cache(maxsize=1)
+def _reference() -> dict[str, torch.Tensor]:
     """Plain PyTorch, one process, global batch 2 x BATCH, the same shuffles: what DDP must equal."""
     data = make_data(SAMPLES)
     sampler = DistributedSampler(data, num_replicas=1, rank=0, shuffle=True, seed=0)
@@ -90,7 +96,12 @@ def single_process_reference() -> dict[str, torch.Tensor]:
                 opt.step()
     finally:
         torch.set_num_threads(threads)
-    return model.state_dict()
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def single_process_reference() -> dict[str, torch.Tensor]:
+    """The reference, computed once per module (three tests compare against it)."""
+    return {k: v.clone() for k, v in _reference().items()}
 
 
 def max_diff(a: dict, b: dict) -> float:
@@ -118,13 +129,28 @@ def full_run(tmp_path_factory):
     return tmp, result
 
 
+ACCUM = ["--accum", 2]  # the crash and the resume: each rank's batch in 2 micro-batches, the first in no_sync()
+
+
 @pytest.fixture(scope="module")
 def crashed_run(tmp_path_factory):
+    """Rank 1 raises at step 10 (epoch 2), after the checkpoints of epochs 0 and 1. What the crash
+    left on disk is read here, before the resume below overwrites the checkpoint."""
     tmp = tmp_path_factory.mktemp("crash")
     t0 = time.monotonic()
-    with pytest.raises(L.LaunchError) as info:  # rank 1 raises in epoch 2, after 2 checkpoints
-        run(tmp, "crash", "--tasks", "env,train", "--checkpoint", tmp / "ckpt.pt", "--crash-at", 10)
-    return tmp, info.value, time.monotonic() - t0
+    with pytest.raises(L.LaunchError) as info:
+        run(tmp, "crash", "--tasks", "env,train", "--checkpoint", tmp / "ckpt.pt", "--crash-at", 10, *ACCUM)
+    seconds = time.monotonic() - t0
+    left = {"ckpt": torch.load(tmp / "ckpt.pt", weights_only=True), "tmp_files": list(tmp.glob("*.tmp"))}
+    return tmp, info.value, seconds, left
+
+
+@pytest.fixture(scope="module")
+def resumed_run(crashed_run):
+    """The crashed run resumed from its checkpoint: epoch 2 again, to the end."""
+    tmp = crashed_run[0]
+    result = run(tmp, "resumed", "--tasks", "train", "--checkpoint", tmp / "ckpt.pt", "--resume", *ACCUM)
+    return tmp, result
 
 
 def test_two_ranks_equal_one_process_with_twice_the_batch(full_run):
@@ -155,7 +181,7 @@ def test_env_vars_and_tiny_dataset_shares(full_run):
 
 
 def test_a_crashing_rank_ends_the_job_promptly(crashed_run):
-    tmp, error, seconds = crashed_run
+    tmp, error, seconds, _ = crashed_run
     assert not isinstance(error, L.LaunchTimeout)
     assert "simulated failure on rank 1 at step 10" in str(error)
     assert "root cause: rank 1" in str(error)
@@ -165,23 +191,42 @@ def test_a_crashing_rank_ends_the_job_promptly(crashed_run):
     assert_no_process_left(error.result)
 
 
-def test_resume_from_checkpoint_finishes_the_same_run(crashed_run):
-    tmp, _, _ = crashed_run
-    ckpt = torch.load(tmp / "ckpt.pt", weights_only=True)
+def test_a_failing_rank_is_summarised_and_the_log_folded(crashed_run):
+    """An intended failure reads as intended (notebook 09's crash demo): torchrun's root cause and each
+    rank's last exception in a few lines, the full log folded below them."""
+    error = crashed_run[1]
+    lines = L.failure_summary(error.result)
+    assert lines[0].startswith("root cause (torchrun's report): rank 1"), lines
+    assert "rank 1 ended with: RuntimeError: simulated failure on rank 1 at step 10" in lines, lines
+    assert len(lines) <= 4
+    log = error.result.output.splitlines()
+    folded = L.FoldedLog(log, "full log", head=2, tail=2)
+    text = repr(folded)
+    assert f"({len(log)} lines; {len(log) - 4} left out here)" in text and len(text.splitlines()) == 6
+    html = folded._repr_html_()
+    assert html.startswith("<details>") and "simulated failure on rank 1" in html
+
+
+def test_resume_from_checkpoint_finishes_the_same_run(crashed_run, resumed_run):
+    ckpt, tmp_files = crashed_run[3]["ckpt"], crashed_run[3]["tmp_files"]
     assert ckpt["epoch"] == 1 and set(ckpt) == {"model", "optimizer", "epoch"}
-    assert not list(tmp.glob("*.tmp")), "a temporary checkpoint was left behind"
-    result = run(tmp, "resumed", "--tasks", "train", "--checkpoint", tmp / "ckpt.pt", "--resume")
+    assert not tmp_files, "a temporary checkpoint was left behind"
+    tmp, result = resumed_run
     assert "resumed from ckpt.pt: epoch 1 was complete" in result.output
     assert json.loads((tmp / "resumed" / "train.json").read_text())["first_epoch"] == 2
     weights = torch.load(tmp / "resumed" / "weights.pt", weights_only=True)
     assert max_diff(weights, single_process_reference()) < TOL
 
 
-def test_gradient_accumulation_with_no_sync_equals_one_big_batch(tmp_path):
+def test_gradient_accumulation_with_no_sync_equals_one_big_batch(crashed_run, resumed_run):
     """Each rank splits its batch into 2 micro-batches, the first backward inside no_sync(): the
-    same weights as one process with the whole global batch."""
-    result = run(tmp_path, "accum", "--tasks", "train", "--accum", 2)
-    weights = torch.load(tmp_path / "accum" / "weights.pt", weights_only=True)
+    same weights as one process with the whole global batch. The crashed run (epochs 0-1, in the
+    checkpoint) and its resume (epoch 2) both accumulate, so every one of the 12 steps is covered:
+    a wrong step anywhere changes the final weights."""
+    tmp, result = resumed_run
+    for cmd in (crashed_run[1].result.commands[0], result.commands[0]):
+        assert cmd[cmd.index("--accum") + 1] == "2", "both halves of the run accumulate"
+    weights = torch.load(tmp / "resumed" / "weights.pt", weights_only=True)
     assert max_diff(weights, single_process_reference()) < TOL
     assert_no_process_left(result)
 
@@ -211,9 +256,17 @@ def test_a_hung_job_is_killed_at_the_timeout(tmp_path):
     script = tmp_path / "hang.py"
     script.write_text("import os, time\nprint('worker', os.getpid(), flush=True)\ntime.sleep(600)\n")
     cmd = L.torchrun_command(str(script), nproc_per_node=2, module=False)
-    with pytest.raises(L.LaunchTimeout) as info:
-        L.launch(cmd, timeout=20, env=L.child_environment(2), echo=False)  # room for a busy machine
-    workers = [int(line.split()[-1]) for line in info.value.result.output.splitlines() if line.startswith("worker ")]
+    # The workers must be running when the timeout strikes: torchrun needs ~2 s to import torch and
+    # start them on an idle machine. 6 s is the usual case; should a loaded machine not have started
+    # them by then, the same check runs once more with 30 s of room (a test, not a flake).
+    for timeout in (6, 30):
+        with pytest.raises(L.LaunchTimeout) as info:
+            L.launch(cmd, timeout=timeout, env=L.child_environment(2), echo=False)
+        assert_no_process_left(info.value.result)
+        workers = [int(line.split()[-1]) for line in info.value.result.output.splitlines() if line.startswith("worker ")]
+        if len(workers) == 2:
+            break
     assert workers, "the workers did not start within the timeout (machine too busy?)"
+    assert info.value.result.seconds >= timeout, "the job was stopped before its timeout"
     assert set(workers) <= info.value.result.pids
     assert_no_process_left(info.value.result)

@@ -161,9 +161,21 @@ def test_make_picks_a_cpu_torch_build_without_gpu_or_mirror():
     assert "--index-url https://download.pytorch.org/whl/cpu" in out
 
 
+@pytest.fixture(scope="module")
+def explicit_choice(tmp_path_factory) -> tuple[Path, str]:
+    """`make -n -B setup TORCH_SPEC=torch==2.13.0 TORCH_INDEX=` into a venv whose recorded torch choice
+    is that one: the dry run two tests read (each one costs seconds: make asks pip for its
+    configuration several times)."""
+    venv = tmp_path_factory.mktemp("explicit") / "venv"
+    venv.mkdir()
+    (venv / ".torch-choice").write_text("torch==2.13.0 from default pip sources\n")
+    out = _make_dry_run("setup", {"PIP_CONFIG_FILE": os.devnull}, f"VENV={venv}", "TORCH_SPEC=torch==2.13.0", "TORCH_INDEX=")
+    return venv, out
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-def test_make_respects_explicit_torch_choices():
-    out = _make_dry_run("setup", {"PIP_CONFIG_FILE": os.devnull}, "TORCH_SPEC=torch==2.13.0", "TORCH_INDEX=")
+def test_make_respects_explicit_torch_choices(explicit_choice):
+    out = explicit_choice[1]
     assert '"torch==2.13.0"' in out and "--index-url" not in out
     out = _make_dry_run("setup", {"PIP_CONFIG_FILE": os.devnull, "PIP_FIND_LINKS": "/some/wheelhouse"})
     assert "--index-url" not in out, "a configured mirror/wheelhouse is respected"
@@ -183,11 +195,8 @@ def test_make_prefers_a_cpu_wheel_from_a_configured_wheelhouse(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-def test_changing_the_torch_choice_reinstalls_torch(tmp_path):
-    venv = tmp_path / "venv"
-    venv.mkdir()
-    (venv / ".torch-choice").write_text("torch==2.13.0 from default pip sources\n")
-    out = _make_dry_run("setup", {"PIP_CONFIG_FILE": os.devnull}, f"VENV={venv}", "TORCH_SPEC=torch==2.13.0", "TORCH_INDEX=")
+def test_changing_the_torch_choice_reinstalls_torch(explicit_choice):
+    venv, out = explicit_choice
     assert f"> {venv}/.torch-choice" in out and "pip uninstall" in out
     # The recipe rewrites the file only when the choice differs (so its date moves only then).
     subprocess.run(["make", f"VENV={venv}", "TORCH_SPEC=torch==2.13.0", "TORCH_INDEX=", f"{venv}/.torch-choice"],
@@ -245,7 +254,7 @@ def _wait_until_serving(proc: subprocess.Popen, port: int, token: str, log: Path
                 return
         except OSError:
             pass
-        time.sleep(0.5)
+        time.sleep(0.1)  # a refused connection costs nothing: ask often, so a test waits less
     raise AssertionError(f"server did not answer on port {port}:\n{log.read_text()}")
 
 
@@ -314,8 +323,12 @@ def test_make_lab_keeps_the_token_off_every_command_line(tmp_path):
     # -o: never reinstall the venv from inside a test (this one is already set up).
     cmd = ["make", "-o", f"{venv}/.course-installed", "lab", f"VENV={venv}", f"PORT={port}", "LAB_ARGS=--no-browser"]
     proc = _serve(cmd, env, log)
+    second = None
     try:
         _wait_until_serving(proc, port, token, log)
+        # A second server on the same port must fail (checked below); it takes seconds to start and
+        # fail, so it starts now and fails while the first server is checked.
+        second = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert _status(port, None) == 403 and _status(port, "wrong") == 403 and _status(port, token) == 200
         printed = re.search(r"Open JupyterLab at: (\S+)", log.read_text()).group(1)
         assert printed == f"http://127.0.0.1:{port}/lab/tree/notebooks?token={token}"
@@ -333,15 +346,18 @@ def test_make_lab_keeps_the_token_off_every_command_line(tmp_path):
         urllib.request.urlopen(req, timeout=30).close()
         deadline = time.monotonic() + 60
         while not any(b"ipykernel" in c for c in _tree_cmdlines(proc.pid).values()) and time.monotonic() < deadline:
-            time.sleep(0.5)
+            time.sleep(0.2)
         cmdlines = _tree_cmdlines(proc.pid)
         assert any(b"ipykernel" in c for c in cmdlines.values()) and any(b"jupyter" in c for c in cmdlines.values())
         for pid, cmdline in cmdlines.items():
             assert token.encode() not in cmdline, f"token in argv of pid {pid}: {cmdline!r}"
         # A second server on the same port fails instead of moving to a port the URL does not name.
-        second = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
-        assert second.returncode != 0 and f"port {port} is not available" in second.stdout + second.stderr
+        second_output, _ = second.communicate(timeout=120)
+        assert second.returncode != 0 and f"port {port} is not available" in second_output, second_output
+        assert _status(port, token) == 200, "the first server still serves"
     finally:
+        if second is not None and second.poll() is None:
+            _kill_tree(second)
         _kill_tree(proc)
     assert proc.poll() is not None
 
@@ -402,6 +418,7 @@ def test_ci_workflow_is_read_only_cached_serialised_and_pinned():
 def _gpu_run_sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A copy of tools/gpu_run.sh in an empty tree, with stand-ins for what only a GPU machine has:
     `nvidia-smi` and the image's `python3` (whose pytest/papermill steps are what the script times)."""
+    tmp_path.mkdir(exist_ok=True)
     (tmp_path / "tree" / "tools").mkdir(parents=True)
     shutil.copy(REPO / "tools" / "gpu_run.sh", tmp_path / "tree" / "tools")
     fake = tmp_path / "fake"
@@ -420,23 +437,51 @@ esac
     return tmp_path / "tree", {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "OUT": str(tmp_path / "out")}
 
 
+GPU_RUN_TEST = "test_gpu_run_reports_failures_timeouts_and_writes_results_as_it_goes"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _gpu_run_with_a_timeout(request, tmp_path_factory):
+    """The gpu_run test's failing run, started with this module's first test: its nbval step sleeps
+    into its 10 s timeout (the least budget tools/gpu_run.sh gives a step), and those 10 s of
+    waiting pass while the module's other tests run. The test itself collects the run's output."""
+    wanted = any(item.name == GPU_RUN_TEST for item in request.session.items)
+    if not wanted or shutil.which("bash") is None or shutil.which("timeout") is None:
+        yield None
+        return
+    tree, env = _gpu_run_sandbox(tmp_path_factory.mktemp("gpu_run") / "bad")
+    env.update(UNIT_RC="1", NBVAL_SLEEP="30", NBVAL_S="10")
+    proc = subprocess.Popen(["bash", "tools/gpu_run.sh", "box"], cwd=tree, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:  # the test did not collect it (deselected or failed before)
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash, timeout")
-def test_gpu_run_reports_failures_timeouts_and_writes_results_as_it_goes(tmp_path):
+def test_gpu_run_reports_failures_timeouts_and_writes_results_as_it_goes(tmp_path, _gpu_run_with_a_timeout):
     text = (REPO / "tools" / "gpu_run.sh").read_text()
     assert "set -euo pipefail" in text
     budget = {k: int(v) for k, v in re.findall(r"(TOTAL_S|UNIT_S|LESSONS_S|NBVAL_S) = (\d+)", text)}
     assert budget["UNIT_S"] + budget["LESSONS_S"] + budget["NBVAL_S"] <= budget["TOTAL_S"] <= 540, "fits 9 minutes"
-    tree, env = _gpu_run_sandbox(tmp_path)
+    # Three runs, each in a sandbox of its own: all steps pass; a failing step and a step past its
+    # budget (the run the module fixture above started); no time left for any step.
+    tree, env = _gpu_run_sandbox(tmp_path / "ok")
     ok = subprocess.run(["bash", "tools/gpu_run.sh", "box"], cwd=tree, env=env, capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert re.search(r"gpu_run: unit=ok/\d+s lessons=ok/\d+s nbval=ok/\d+s total=\d+s -> PASS", ok.stdout)
-    assert {"box.json", "unit.log", "lessons.log", "nbval.log", "steps.tsv", "summary.txt"} <= {p.name for p in (tmp_path / "out").iterdir()}
-    env.update(UNIT_RC="1", NBVAL_SLEEP="30", NBVAL_S="11")
-    bad = subprocess.run(["bash", "tools/gpu_run.sh", "box"], cwd=tree, env=env, capture_output=True, text=True, timeout=60)
+    assert {"box.json", "unit.log", "lessons.log", "nbval.log", "steps.tsv", "summary.txt"} <= {
+        p.name for p in (tmp_path / "ok" / "out").iterdir()}
+    bad = _gpu_run_with_a_timeout
+    bad_out, _ = bad.communicate(timeout=60)
     assert bad.returncode == 1
-    assert re.search(r"unit=FAILED\(rc=1\)/\d+s lessons=ok/\d+s nbval=TIMEOUT\(11s\)/\d+s .*-> FAIL", bad.stdout)
-    env.update(UNIT_RC="0", TOTAL_S="5")
+    assert re.search(r"unit=FAILED\(rc=1\)/\d+s lessons=ok/\d+s nbval=TIMEOUT\(10s\)/\d+s .*-> FAIL", bad_out)
+    tree, env = _gpu_run_sandbox(tmp_path / "short")
+    env.update(TOTAL_S="5")
     short = subprocess.run(["bash", "tools/gpu_run.sh", "box"], cwd=tree, env=env, capture_output=True, text=True, timeout=60)
     assert short.returncode == 1 and "unit=skipped(no-time)" in short.stdout
 

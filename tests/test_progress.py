@@ -21,29 +21,34 @@ def test_eta_only_while_running():
     assert P._eta(3, None, 5.0) == ""
 
 
-def _run_in_kernel(code: str, progress_env: str):
+def _run_in_kernels(code: str, progress_envs: list[str]) -> list:
+    """Run ``code`` in one fresh kernel per ``COURSE_PROGRESS`` value, all at the same time (each
+    kernel's start and its sleeps overlap the others'); each kernel gets the value in the
+    environment it starts with, as a headless runner gives it. Returns each kernel's outputs."""
+    import asyncio
+    import os
+
     import nbformat
     from nbclient import NotebookClient
 
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
-    import os
-    old = os.environ.get("COURSE_PROGRESS")
-    os.environ["COURSE_PROGRESS"] = progress_env
-    try:
-        NotebookClient(nb, timeout=60, kernel_name="python3").execute()
-    finally:
-        os.environ["COURSE_PROGRESS"] = old if old is not None else "0"
-    return nb.cells[0].outputs
+    notebooks = [nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]) for _ in progress_envs]
+
+    async def run_all():
+        clients = [NotebookClient(nb, timeout=60, kernel_name="python3") for nb in notebooks]
+        await asyncio.gather(*(client.async_execute(env={**os.environ, "COURSE_PROGRESS": value})
+                               for client, value in zip(clients, progress_envs)))
+
+    asyncio.run(run_all())
+    return [nb.cells[0].outputs for nb in notebooks]
 
 
 @pytest.mark.slow
 def test_in_a_kernel_the_line_is_blanked_and_headless_leaves_no_output():
     code = ("import time\nfrom course_utils.progress import progress, working\n"
             "for i in progress(range(3), 'step'):\n    time.sleep(0.3)\n"
-            "with working('block'):\n    time.sleep(1.2)\nprint('done')")
-    live = _run_in_kernel(code, "1")
+            "with working('block'):\n    time.sleep(0.7)\nprint('done')")  # the ticker redraws at 0.5 s
+    live, headless = _run_in_kernels(code, ["1", "0"])
     shown = [o for o in live if o.output_type == "display_data"]
     assert len(shown) == 2, live  # one line per loop/block
     assert all(o.data["text/plain"] == "" for o in shown), "the line must be blanked at the end"
-    headless = _run_in_kernel(code, "0")
     assert [o.output_type for o in headless] == ["stream"] and headless[0].text == "done\n"
