@@ -51,12 +51,16 @@ CU12_INDEX := https://download.pytorch.org/whl/cu126
 CUDA13_MIN_DRIVER := 580
 
 # pip's wheelhouses (find-links): where a CPU wheel of torch may lie, and what uv is handed.
-PIP_LINKS    = $(PIP_FIND_LINKS) $(shell $(PYTHON) -m pip config list 2>/dev/null | sed -n "s/.*find-links='\(.*\)'/\1/p")
+# `pip config list` starts a Python (0.4 s): asked once per make, and only when something needs it (the
+# eval replaces this lazy variable by its value on first use); its lines kept joined by '|', quotes as ".
+PIP_CONFIG_LINES = $(eval PIP_CONFIG_LINES := $$(shell $(PYTHON) -m pip config list 2>/dev/null | tr "\n'" '|"'))$(PIP_CONFIG_LINES)
+pip_config = $(shell printf '%s' '$(PIP_CONFIG_LINES)' | tr '|' '\n' | sed -n 's/$(1)="\(.*\)"/\1/p')
+PIP_LINKS    = $(PIP_FIND_LINKS) $(call pip_config,.*find-links)
 
 TORCH_INSTALL := $(TORCH_SPEC)
 ifeq ($(TORCH_INDEX),auto)
   HAS_GPU    := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo yes)
-  PIP_CONFIG := $(shell $(PYTHON) -m pip config list 2>/dev/null)
+  PIP_CONFIG := $(PIP_CONFIG_LINES)
   HAS_MIRROR := $(findstring index-url,$(PIP_CONFIG))$(findstring find-links,$(PIP_CONFIG))$(PIP_INDEX_URL)$(PIP_FIND_LINKS)
   ifneq ($(or $(HAS_GPU),$(HAS_MIRROR),$(filter Darwin,$(shell uname -s))),)
     TORCH_INDEX_RESOLVED :=
@@ -77,8 +81,8 @@ else
 endif
 # uv reads no pip configuration: it is handed pip's configured mirror, extra indexes and wheelhouses
 # (`=`, not `:=`: pip is asked only when an install runs, not on every make command).
-PIP_INDEX    = $(PIP_INDEX_URL) $(shell $(PYTHON) -m pip config list 2>/dev/null | sed -n "s/.*[.]index-url='\(.*\)'/\1/p")
-PIP_EXTRA    = $(PIP_EXTRA_INDEX_URL) $(shell $(PYTHON) -m pip config list 2>/dev/null | sed -n "s/.*[.]extra-index-url='\(.*\)'/\1/p")
+PIP_INDEX    = $(PIP_INDEX_URL) $(call pip_config,.*[.]index-url)
+PIP_EXTRA    = $(PIP_EXTRA_INDEX_URL) $(call pip_config,.*[.]extra-index-url)
 UV_SOURCES   = $(if $(strip $(PIP_INDEX)),--index-url $(firstword $(PIP_INDEX))) $(addprefix --extra-index-url ,$(sort $(PIP_EXTRA))) \
                $(addprefix --find-links ,$(sort $(PIP_LINKS)))
 # `$(INSTALL) ARGS`: uv when chosen and the venv has it (unsafe-best-match: pick from every index as pip does), else pip.
