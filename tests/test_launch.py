@@ -101,13 +101,19 @@ def test_keyboard_interrupt_kills_the_whole_tree(tmp_path):
     pidfile = tmp_path / "pids"
 
     def interrupt_when_started():
-        wait_for_pids(pidfile)
+        wait_for_pids(pidfile, timeout=50)
         time.sleep(0.5)  # let the launcher see the child
         _thread.interrupt_main()
 
+    # Python raises KeyboardInterrupt for a SIGINT only while its handler is the default one; an
+    # earlier test in this worker process (a library it ran) may have left another handler behind.
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt_when_started, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        L.launch(tree(pidfile, 600), timeout=60, echo=False)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            L.launch(tree(pidfile, 600), timeout=60, echo=False)
+    finally:
+        signal.signal(signal.SIGINT, handler)
     assert_all_gone(wait_for_pids(pidfile))
 
 
