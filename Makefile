@@ -107,7 +107,7 @@ ifeq ($(origin JUPYTER_TOKEN),command line)
   $(warning JUPYTER_TOKEN given as a make argument is visible to every user in `ps`; use JUPYTER_TOKEN=... make lab)
 endif
 
-.PHONY: help setup lab test test-fast run reference nbval outputs slides site clean FORCE
+.PHONY: help setup web lab test test-fast run reference nbval outputs slides site clean FORCE
 FORCE:
 
 help:
@@ -121,6 +121,7 @@ help:
 	@echo "make outputs    re-execute the notebooks in place (the stored outputs nbval compares against), regenerate solutions/"
 	@echo "make slides     offline reveal.js slides of every lesson into build/slides/ (npm ci fetches the JS once)"
 	@echo "make site       the course as a static site, build/site/index.html: works from file:// with no network"
+	@echo "make web        the pinned browser assets and JupyterHub's proxy into build/web/ (npm ci; make slides runs it)"
 	@echo "torch: TORCH_SPEC='$(TORCH_SPEC)' TORCH_INDEX='$(TORCH_INDEX)' -> installs '$(TORCH_INSTALL)' from '$(or $(TORCH_INDEX_RESOLVED),default pip sources)'"
 	$(if $(DRIVER_WARNING),@echo "$(DRIVER_WARNING)" >&2)
 
@@ -186,6 +187,8 @@ $(WEB_STAMP): package.json package-lock.json
 	@mkdir -p $(WEB) && cp package.json package-lock.json $(WEB)/
 	cd $(WEB) && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
+
+web: $(WEB_STAMP)
 
 slides: $(STAMP) $(WEB_STAMP)
 	$(PY) tools/slides.py
