@@ -155,8 +155,10 @@ def _loopback(port: int):
     return allowed
 
 
+# Each tab has its own workspace with one notebook: its cells are read even while another main-area
+# widget hides the notebook (seen once in CI: every cell numbered, the kernel idle, the panel hidden).
 _RUN_STATE = """() => {
-  const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell')];
+  const cells = [...document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-CodeCell')];
   const stderr = [...document.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
       .map(e => e.textContent);
   const errors = stderr.filter(t => /Traceback|Error\\b/.test(t));
@@ -189,7 +191,18 @@ _SEEN = """() => ({
   indicator: document.querySelector('.jp-Notebook-ExecutionIndicator')?.dataset.status,
   prompts: [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')].map(p => p.textContent.trim()),
   dialogs: [...document.querySelectorAll('.jp-Dialog')].map(d => d.textContent.slice(0, 300)),
+  notebookHidden: document.querySelector('.jp-NotebookPanel')?.classList.contains('lm-mod-hidden'),
+  tabs: [...document.querySelectorAll('.lm-DockPanel .lm-TabBar-tab')].map(t => t.textContent.trim() + (t.classList.contains('lm-mod-current') ? ' (current)' : '')),
 })"""
+
+# The notebook back in front if another widget hid it (a student would click its tab), and what hid it.
+_SHOW_NOTEBOOK = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel');
+  if (!panel.classList.contains('lm-mod-hidden')) return null;
+  const tabs = [...document.querySelectorAll('.lm-DockPanel .lm-TabBar-tab')].map(t => t.textContent.trim());
+  window.jupyterapp.shell.activateById(panel.id);
+  return tabs;
+}"""
 
 
 def _move_explorer_slider(page) -> None:
@@ -215,6 +228,9 @@ def _finish(page, name: str, port: int, token: str) -> None:
     session = next(s for s in _api(port, token, "/api/sessions") if s["path"] == name)
     assert session["kernel"]["execution_state"] == "idle", f"{name}: kernel {session['kernel']['execution_state']}"
     if name.startswith("02_"):
+        hidden_by = page.evaluate(_SHOW_NOTEBOOK)
+        if hidden_by is not None:
+            print(f"\n{name}: another widget was in front of the notebook after Run All; tabs: {hidden_by}")
         _move_explorer_slider(page)
     page.close()
     _api(port, token, f"/api/sessions/{session['id']}", method="DELETE")

@@ -85,25 +85,14 @@ def open_deck(page, path: Path) -> dict:
     return deck
 
 
-# Every slide Reveal shows is noted by its own 'slidechanged' event, so a walk reads the page once at
-# its end instead of after every key press (which took half of the whole measurement).
-_WALK_START = """() => {
-  const R = %s;
-  R.slide(0, 0);
-  window.__courseSeen = new Set([JSON.stringify(R.getIndices())]);
-  if (!window.__courseWalking) {
-    R.on('slidechanged', () => window.__courseSeen.add(JSON.stringify(R.getIndices())));
-    window.__courseWalking = true;
-  }
-}""" % REVEAL
-
-
 def walk_keys(page, key: str, total: int) -> int:
     """How many distinct slides pressing ``key`` repeatedly (real key presses) visits from the first one."""
-    page.evaluate(_WALK_START)
+    page.evaluate(f"() => {REVEAL}.slide(0, 0)")
+    seen = {json.dumps(page.evaluate(f"() => {REVEAL}.getIndices()"))}
     for _ in range(total):
         page.keyboard.press(key)
-    return page.evaluate("() => window.__courseSeen.size")
+        seen.add(json.dumps(page.evaluate(f"() => {REVEAL}.getIndices()")))
+    return len(seen)
 
 
 def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | None = None) -> dict:
