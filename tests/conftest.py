@@ -57,11 +57,11 @@ def lesson_notebooks() -> list[Path]:
 # Seconds of each slow module in a fresh-clone `.ci/run` on the 2-core CI machine (setup + tests +
 # teardown, under the other worker's load); a notebook's by its seconds in results/cpu-ci.json, scaled
 # by NBVAL_LOAD (nbval on a loaded machine against the quiet runner's figure). Unlisted files: short.
-MODULE_SECONDS = {"tests/test_standalone.py": 580, "tests/test_decks.py": 240, "tests/test_browser.py": 165,
-                  "tests/test_sharding.py": 47, "tests/test_ddp.py": 47, "tests/test_packaging.py": 30,
-                  "tests/test_launch.py": 23, "tests/test_jupyterhub.py": 21, "tests/test_run.py": 16,
-                  "tests/test_memplan.py": 12, "tests/test_slides_site.py": 8, "tests/test_progress.py": 7}
-NBVAL_LOAD = 1.5
+MODULE_SECONDS = {"tests/test_standalone.py": 330, "tests/test_decks.py": 165, "tests/test_browser.py": 85,
+                  "tests/test_sharding.py": 45, "tests/test_ddp.py": 43, "tests/test_launch.py": 25,
+                  "tests/test_packaging.py": 22, "tests/test_jupyterhub.py": 22, "tests/test_run.py": 15,
+                  "tests/test_memplan.py": 8, "tests/test_slides_site.py": 8, "tests/test_progress.py": 7}
+NBVAL_LOAD = 1.15
 
 
 def _lesson_seconds() -> dict[str, float]:
