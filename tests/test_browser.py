@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import warnings
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -230,7 +231,8 @@ def _finish(page, name: str, port: int, token: str) -> None:
     if name.startswith("02_"):
         hidden_by = page.evaluate(_SHOW_NOTEBOOK)
         if hidden_by is not None:
-            print(f"\n{name}: another widget was in front of the notebook after Run All; tabs: {hidden_by}")
+            # A warning, not a print: pytest shows it in its summary of a passing run too.
+            warnings.warn(f"{name}: another widget was in front of the notebook after Run All; tabs: {hidden_by}")
         _move_explorer_slider(page)
     page.close()
     _api(port, token, f"/api/sessions/{session['id']}", method="DELETE")
@@ -271,7 +273,7 @@ def test_lessons_00_and_02_run_in_jupyterlab_and_the_explorer_slider_updates(bro
                 # clicks again; so does the test, at most twice more, and says so in its output.
                 elif (result is None and len(clicks[page]) < 3 and time.monotonic() - clicks[page][-1] > RUN_ALL_RETRY_S
                       and not page.evaluate(_STARTED)):
-                    print(f"\n{name}: no cell had started {RUN_ALL_RETRY_S} s after Run All: clicked Run All again")
+                    warnings.warn(f"{name}: no cell had started {RUN_ALL_RETRY_S} s after Run All: clicked Run All again")
                     _start_run_all(page)
                     clicks[page].append(time.monotonic())
                 if result is None:
