@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("COURSE_PROGRESS", "0")
 # Two pytest workers, and the kernels and processes each starts, share the cores. By default an OpenMP
 # thread (torch's CPU threads) that waits for work spins, burning the time the other worker needs:
-# nbval of lessons 02, 05, 07 and 10 on two workers took 91 s so and 70 s with PASSIVE (sleeping
+# nbval of lessons 02, 05, 07 and 10 on two workers took 91 s with the default and 70 s with PASSIVE (sleeping
 # waits), measured 2026-12-02 on the 2-core CI machine. The lessons' torchrun workers get the same
 # setting from course_utils.launch.child_environment. (Read when torch loads: every process started
 # from here, not this one.)
