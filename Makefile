@@ -114,7 +114,8 @@ help:
 	@echo "make lab        set up .venv and open JupyterLab on notebooks/ (token-protected) [PORT=8888] [LAB_ARGS=--no-browser]"
 	@echo "                your own token: JUPYTER_TOKEN=<secret> make lab (it never appears on a command line)"
 	@echo "make setup      set up .venv only (warns if the NVIDIA driver is too old for the torch build)"
-	@echo "make test       set up .venv and run all tests: course_utils, papermill runs, nbval"
+	@echo "make test       set up .venv and run all tests: course_utils, each lesson alone from the wheel vs its stored outputs, browser"
+	@echo "make nbval      nbval itself on notebooks/ (strict: every cell's output vs the stored one) [NOTEBOOKS='02 03']"
 	@echo "make test-fast  unit tests only (no lesson runs, no process launches): the inner loop, under a minute"
 	@echo "make run        run every notebook headless into build/run/ [DEVICE=auto|cpu|cuda|mps] [SMOKE=1] [RESULTS=name]"
 	@echo "                [NOTEBOOKS='02 03'] [PARAMS='EPOCHS=2000 LR=0.05'] (an unknown parameter name is an error)"
@@ -164,10 +165,18 @@ test-fast: $(STAMP)
 # Two pytest workers, a file each at a time (tests/conftest.py starts the longest files first).
 # The browser assets and JupyterHub's proxy are installed first, once, so no two workers run npm at once.
 TEST_WORKERS ?= 2
+# Each lesson executes once: alone in an empty folder of a fresh venv, from the wheel, at its default
+# size, every cell compared with its stored outputs by nbval's comparison (tests/test_standalone.py).
 test: $(STAMP) $(if $(shell command -v npm 2>/dev/null),$(WEB_STAMP))
-	env -u MPLBACKEND $(PY) -m pytest tests notebooks --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider --durations=12 \
+	env -u MPLBACKEND $(PY) -m pytest tests -p no:cacheprovider --durations=12 \
 		$(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
+
+# nbval itself on notebooks/, in this venv (tools/gpu_run.sh runs the same on CUDA). [NOTEBOOKS='02 03']
+nbval: $(STAMP)
+	env -u MPLBACKEND COURSE_PROGRESS=0 $(PY) -m pytest -p no:cacheprovider --nbval --nbval-current-env \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg \
+		$(if $(NOTEBOOKS),$(foreach n,$(NOTEBOOKS),$(wildcard notebooks/$(n)_*.ipynb)),notebooks) \
+		$(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 run: $(STAMP)
 	env -u MPLBACKEND $(PY) -m course_utils.run $(NOTEBOOKS) --device $(DEVICE) $(if $(filter 1 yes true,$(SMOKE)),--smoke) \

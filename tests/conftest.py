@@ -48,20 +48,28 @@ def lesson_notebooks() -> list[Path]:
 
 
 # --- Two workers (`make test`: pytest-xdist, --dist loadfile) ------------------------------------------
-# A file is one unit of work: the cells of one notebook under nbval share one kernel, in order, and the
-# tests of one module share its module fixtures (a fresh venv, a browser, a JupyterLab, a built deck).
-# (--dist loadgroup would let unit tests spread further, but pytest-xdist 3.8 marks groups through
+# A file is one unit of work: the tests of one module share its module fixtures (a browser, a
+# JupyterLab, a built deck). One exception: each lesson's run in tests/test_standalone.py (its default-size
+# execution, the course's only one in `make test`) is a unit of its own, so the lessons spread over
+# both workers; what they share (the wheel and a fresh venv) is session-scoped, built once per worker.
+# (--dist loadgroup would say this with marks, but pytest-xdist 3.8 marks groups through
 # Node._nodeid, which pytest 9 no longer reads: the groups fall apart.) xdist hands each worker the next
-# file in collection order when its queue runs low, so the files are sorted longest first (the classic
+# unit in collection order when its queue runs low, so the units are sorted longest first (the classic
 # longest-processing-time rule): the two workers then end close together.
 # Seconds of each slow module in a fresh-clone `.ci/run` on the 2-core CI machine (setup + tests +
-# teardown, under the other worker's load); a notebook's by its seconds in results/cpu-ci.json, scaled
-# by NBVAL_LOAD (nbval on a loaded machine against the quiet runner's figure). Unlisted files: short.
-MODULE_SECONDS = {"tests/test_standalone.py": 330, "tests/test_decks.py": 165, "tests/test_browser.py": 85,
+# teardown, under the other worker's load); a lesson's run by its seconds in results/cpu-ci.json, scaled
+# by LESSON_LOAD (a lesson on a loaded machine against the quiet runner's figure). Unlisted files: short.
+MODULE_SECONDS = {"tests/test_decks.py": 165, "tests/test_browser.py": 85,
                   "tests/test_sharding.py": 45, "tests/test_ddp.py": 43, "tests/test_launch.py": 25,
                   "tests/test_packaging.py": 22, "tests/test_jupyterhub.py": 22, "tests/test_run.py": 15,
                   "tests/test_memplan.py": 8, "tests/test_slides_site.py": 8, "tests/test_progress.py": 7}
-NBVAL_LOAD = 1.15
+LESSON_LOAD = 1.2
+LESSON_RUN = "tests/test_standalone.py::test_each_lesson_alone_from_the_wheel_shows_its_stored_outputs_and_its_checks_bite["
+
+
+def _unit(nodeid: str) -> str:
+    """The unit of work a test belongs to: a lesson's run, else its file."""
+    return nodeid if nodeid.startswith(LESSON_RUN) else nodeid.split("::", 1)[0]
 
 
 def _lesson_seconds() -> dict[str, float]:
@@ -69,25 +77,52 @@ def _lesson_seconds() -> dict[str, float]:
 
     try:
         card = json.loads((REPO / "results" / "cpu-ci.json").read_text())
-        return {f"notebooks/{name}.ipynb": NBVAL_LOAD * float(r["seconds"]) for name, r in card["notebooks"].items()}
+        return {f"{LESSON_RUN}{name}]": LESSON_LOAD * float(r["seconds"]) for name, r in card["notebooks"].items()}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
 
 
 def pytest_collection_modifyitems(config, items):
     seconds = {**_lesson_seconds(), **MODULE_SECONDS}
-    # stable: a notebook's cells and a module's tests keep their order; the files go longest first
-    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], 0.0))
+    # stable: a module's tests keep their order; the units go longest first
+    items.sort(key=lambda item: -seconds.get(_unit(item.nodeid), 0.0))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, with each lesson's run a unit of its own (see above)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LessonScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+        def _reschedule(self, node) -> None:
+            """xdist's, but a worker asks for its next unit only when one test is left in its queue
+            (xdist: two), so a worker busy with a lesson does not also hold the next few lessons while
+            the other worker runs dry. (A worker runs its last queued test only once it knows the next
+            one, or that none comes: one unit must wait in its queue.)"""
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 1:
+                return
+            self._assign_work_unit(node)
+
+    return LessonScheduling(config, log)
 
 
 # --- The one-screen summary `make test` ends with: per phase, passed / failed / skipped and seconds. ---
 def _phase(nodeid: str, keywords) -> str:
     path = nodeid.split("::", 1)[0]
+    if nodeid.startswith(LESSON_RUN):
+        return "lessons (alone, wheel, stored outputs)"
     if path.startswith("notebooks/"):
         return "nbval (stored outputs)"
     name = path.rsplit("/", 1)[-1]
-    if name == "test_standalone.py" and "slow" in keywords:
-        return "lessons alone (wheel, strict, SMOKE)"
     named = {"test_browser.py": "browser (JupyterLab, decks)", "test_decks.py": "browser (JupyterLab, decks)",
              "test_slides_site.py": "slides and site", "test_packaging.py": "setup files, make lab, container"}
     if name in named:

@@ -5,8 +5,8 @@
    console error). Lessons 00 and 02 are run at SMOKE size with Run > Run All Cells and must finish
    with every code cell numbered, the kernel idle and no error in any output; in lesson 02's explorer
    one slider is moved with the keyboard and the output under it must change. (Every lesson's
-   execution at SMOKE size is checked headless, once, in tests/test_standalone.py: running them all
-   again here would repeat that run, not test anything only a browser shows.)
+   execution is checked headless, once, at its default size, in tests/test_standalone.py: running
+   them all again here would repeat that run, not test anything only a browser shows.)
 (The offline slides and site, opened from file://, are tests/test_decks.py: a module of its own, so
 that the two browser modules run on the two workers at once.)
 

@@ -1,10 +1,11 @@
 """A lesson opened alone sets itself up: the package carries everything, the install cell is generated
 from one setting, the Colab/Kaggle links agree with pyproject.toml, and (slow) every lesson, copied
 alone into an empty folder of a fresh venv that has only torch, ipykernel and what Colab's image
-carries, installs the wheel and runs headless at SMOKE size in strict mode: every exercise template
-fails its check, every solution passes, the results tests/expected/ names are recorded, and the
-shipped CPU reference is shown. This is the course's one SMOKE execution of each lesson (strict
-nbval, in notebooks/, is the one at default size)."""
+carries, installs the wheel and runs headless at its default size: every cell shows the outputs
+stored in the repository (nbval's comparison, nbval's sanitize file), every exercise template fails
+its check in strict mode and every solution passes, the results tests/expected/ names are recorded,
+and the shipped CPU reference is shown. This is the course's one execution of each lesson in `make
+test` (`make nbval` runs nbval itself on notebooks/; `make run SMOKE=1` the SMOKE sizes)."""
 from __future__ import annotations
 
 import json
@@ -17,6 +18,7 @@ import sys
 import time
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 import pytest
@@ -136,7 +138,7 @@ def _run(cmd, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
     """The course's wheel, built from a clean copy of the files a wheel is made of (no stale build/)."""
     src, dist = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("dist")
@@ -190,11 +192,21 @@ def _clean_env() -> dict:
     return {k: v for k, v in os.environ.items() if not k.startswith(("COURSE_", "PYTHONPATH", "MPLBACKEND", "JPY_"))}
 
 
-@pytest.fixture(scope="module")
+class Fresh(NamedTuple):
+    py: str                                # the fresh venv's python
+    env: dict                              # the kernel's environment
+    root: Path                             # the folder holding the venv and the lessons' folders
+    torch_version: str                     # torch as installed, before any lesson ran
+    probe: subprocess.CompletedProcess     # the install cell, run before any lesson, with nothing to fetch
+    unreachable: Path                      # the source that probe was given
+
+
+@pytest.fixture(scope="session")
 def fresh(wheel, tmp_path_factory):
     """A fresh venv with what Colab or Kaggle has before the course: torch (the Makefile's build), a
-    Jupyter kernel and the packages their images carry; the course itself is not installed. Returns
-    (python, the kernel's environment, folder). Its kernel spec is 'fresh' (JUPYTER_PATH)."""
+    Jupyter kernel and the packages their images carry; the course itself is not installed. One per
+    pytest worker (session scope: the lessons it runs are spread over the workers, and a module fixture
+    would be rebuilt whenever another file's tests ran in between). Its kernel spec is 'fresh' (JUPYTER_PATH)."""
     t0 = time.perf_counter()
     root = tmp_path_factory.mktemp("fresh")
     venv = root / "venv"
@@ -211,21 +223,21 @@ def fresh(wheel, tmp_path_factory):
     # PIP_NO_INDEX: the wheel is a local file and its dependencies are there, so a lesson never reaches an index.
     env.update({"JUPYTER_PATH": str(jupyter), "COURSE_PROGRESS": "0", "COURSE_UTILS_SOURCE": str(wheel), "PIP_NO_INDEX": "1"})
     torch_version = _installed(py)[1]
+    # Before any lesson installs the course here: the install cell with a source that cannot be
+    # fetched (test_when_the_package_cannot_be_fetched_... reads the outcome; it cannot be asked for
+    # later, once a lesson on this worker has installed the wheel).
+    install = nbformat.read(LESSONS[0], as_version=4).cells[1].source
+    unreachable = root / "nowhere.whl"
+    probe = _run([py, "-c", install], env={**env, "COURSE_UTILS_SOURCE": str(unreachable)}, cwd=root)
     print(f"\nwheel test: venv, torch {torch_version}, ipykernel and the images' packages in {time.perf_counter() - t0:.0f} s")
-    return py, env, root, torch_version
+    return Fresh(py, env, root, torch_version, probe, unreachable)
 
 
 @pytest.mark.slow
-def test_when_the_package_cannot_be_fetched_the_install_cell_says_what_to_run(fresh, tmp_path):
-    py, env, _, _ = fresh
-    probe = _run([py, "-c", "import importlib.util; print(importlib.util.find_spec('course_utils') is None)"], cwd=tmp_path)
-    if probe.stdout.strip() != "True":
-        pytest.skip("a lesson already installed the course into this venv (this test runs first when run in order)")
-    install = nbformat.read(LESSONS[0], as_version=4).cells[1].source
-    proc = _run([py, "-c", install], env={**env, "COURSE_UTILS_SOURCE": str(tmp_path / "nowhere.whl")},
-                cwd=tmp_path)  # not the repository: `python -c` imports from the current folder
+def test_when_the_package_cannot_be_fetched_the_install_cell_says_what_to_run(fresh):
+    proc = fresh.probe  # run by the fixture in a folder that is not the repository (`python -c` imports from it)
     assert proc.returncode == 1 and "Could not install the course's helpers" in proc.stderr, proc.stderr
-    assert f"%pip install '{tmp_path / 'nowhere.whl'}'" in proc.stderr
+    assert f"%pip install '{fresh.unreachable}'" in proc.stderr
 
 
 TIME_UNITS = {"s", "ms", "us", "ns"}
@@ -248,29 +260,106 @@ def _installed(py: str) -> tuple[str, str]:
     return where, torch_version
 
 
-def _run_strict(path: Path, folder: Path, env: dict, **parameters):
-    """Execute the lesson, alone in ``folder``, in the fresh venv's kernel, cell by cell with
-    ``COURSE_STRICT_CHECKS=1``. Each exercise cell first runs as the lesson ships it (answers still
-    ``...``) and must fail with ``ExerciseNotPassed`` (the checks bite); then its marked solution runs
-    in the same kernel and must pass. The cells run are exactly those of ``solutions/<lesson>.ipynb``
-    (``test_exercises`` checks that file is generated from the lesson), plus the failing templates.
-    Returns (executed notebook, ledger dict, indices of the exercises that bit, what the kernel process
-    wrote to its own stdout and stderr)."""
+SANITIZE = REPO / "tests" / "nbval_sanitize.cfg"
+
+
+class _Outputs:
+    """nbval's own comparison (nbval.plugin.IPyNbCell.compare_outputs with the sanitize file `make
+    nbval` uses), applied to cells this test executes: the same keys skipped (metadata, tracebacks,
+    execution counts, images), the same streams merged, the same regexes on both sides."""
+
+    from nbval.plugin import IPyNbCell, nocolors
+
+    colors = nocolors
+    compare_outputs = IPyNbCell.compare_outputs
+    sanitize = IPyNbCell.sanitize
+
+    def __init__(self):
+        from nbval.plugin import get_sanitize_patterns
+
+        skip = ("metadata", "traceback", "prompt_number", "output_type", "name", "execution_count",
+                "application/vnd.jupyter.widget-view+json", "image/png", "image/jpeg")  # IPyNbFile's, no nbdime
+        self.parent = type("NbFile", (), {"skip_compare": skip,
+                                          "sanitize_patterns": dict(get_sanitize_patterns(SANITIZE.read_text()))})
+
+    def format_output_compare(self, key, stored, now) -> None:
+        """nbval's own asks pytest's assertion hook, which needs a pytest item: a plain diff instead."""
+        import difflib
+
+        self.comparison_traceback.append(f"mismatch in {key!r} (- stored, + now):")
+        self.comparison_traceback.extend(difflib.unified_diff(str(stored).splitlines(), str(now).splitlines(), lineterm="", n=1))
+
+    def differ(self, stored, ran) -> str | None:
+        """None when ``ran`` (a cell as executed now) shows what ``stored`` (the committed cell) shows,
+        else nbval's report. Cells tagged ``nbval-ignore-output`` (or marked by comment) are not
+        compared, nor cells never run when stored, exactly as under nbval."""
+        import copy
+
+        from nbval.plugin import coalesce_streams, find_comment_markers, find_metadata_tags
+
+        options = dict(find_metadata_tags(stored.metadata))
+        options.update(find_comment_markers(stored.source))
+        if not options.get("check", True) or stored.execution_count is None:
+            return None
+        ok = self.compare_outputs(coalesce_streams(copy.deepcopy(ran.outputs)),
+                                  coalesce_streams(copy.deepcopy(stored.outputs)))
+        return None if ok else "\n".join(self.comparison_traceback)
+
+
+def test_the_stored_output_comparison_bites_where_nbval_does():
+    """The comparison each lesson's run makes: a changed line fails (with a diff), the sanitize file's
+    regexes and nbval's tags are honoured, streams are merged as nbval merges them."""
+    from nbformat.v4 import new_code_cell, new_output
+
+    def cell(*texts, tags=(), count=1):
+        c = new_code_cell("print()", execution_count=count, metadata={"tags": list(tags)})
+        c.outputs = [new_output("stream", name="stdout", text=t) for t in texts]
+        return c
+
+    outputs = _Outputs()
+    assert outputs.differ(cell("loss 0.25\n"), cell("loss 0.25\n")) is None
+    report = outputs.differ(cell("loss 0.25\n"), cell("loss 0.26\n"))
+    assert report and "-loss 0.25" in report and "+loss 0.26" in report, report
+    assert outputs.differ(cell("loss 0.25\n", tags=["nbval-ignore-output"]), cell("loss 0.26\n")) is None
+    assert outputs.differ(cell("at 0x7f00aa11bb22\n"), cell("at 0x55d0cc33dd44\n")) is None, "sanitized"
+    assert outputs.differ(cell("a\n", "b\n"), cell("a\nb\n")) is None, "streams merged"
+    assert outputs.differ(cell("a\n"), cell()) is not None, "a missing output fails"
+    assert outputs.differ(cell(count=None), cell("new\n")) is None, "a cell never run when stored is not compared"
+
+
+def _strict(client, index: int, on: bool) -> None:
+    """Switch the kernel's strict exercise checks on or off (read at every check: course_utils.exercises)."""
+    from nbformat.v4 import new_code_cell
+
+    cell = client.nb.cells[index]
+    value = "'1'" if on else "'0'"
+    client.execute_cell(new_code_cell(f"import os; os.environ['COURSE_STRICT_CHECKS'] = {value}"), index, store_history=False)
+    client.nb.cells[index] = cell
+
+
+def _run_lesson(path: Path, folder: Path, env: dict):
+    """Execute the lesson, alone in ``folder``, at its default size, in the fresh venv's kernel, cell by
+    cell, as ``make outputs`` stored it (no parameters injected), and compare every cell with its
+    stored outputs as strict nbval does. Exercise checks are strict (``COURSE_STRICT_CHECKS=1``): each
+    exercise cell runs as the lesson ships it (answers still ``...``) once with strict checks off,
+    compared with its stored outputs, then again with them on, where it must fail with
+    ``ExerciseNotPassed`` (the check bites); then its marked solution runs in the same kernel and must
+    pass. The cells run are those of ``solutions/<lesson>.ipynb`` (``test_exercises`` checks that file
+    is generated from the lesson), plus the templates. Returns (executed notebook, ledger dict, indices
+    of the exercises that bit, the cells whose outputs differ from the stored ones, what the kernel
+    process wrote to its own stdout and stderr)."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
-    from papermill.parameterize import parameterize_notebook
 
     from course_utils.kernels import LocalKernelManager
 
     nb = nbformat.read(folder / path.name, as_version=4)
-    nb.metadata.setdefault("papermill", {})  # papermill's parameterize expects what its own runs add
-    for c in nb.cells:
-        c.metadata.setdefault("tags", [])
-    nb = parameterize_notebook(nb, parameters)
+    stored = nbformat.read(folder / path.name, as_version=4)
+    outputs = _Outputs()
     ledger = folder.parent / f"{path.stem}.ledger.json"
     client = NotebookClient(nb, timeout=600, kernel_name="fresh", resources={"metadata": {"path": str(folder)}},
                             kernel_manager_class=LocalKernelManager)
-    bit = []
+    bit, differ = [], {}
     # What the kernel process itself writes (not its cells' outputs) is what `make run` would print
     # beside its table: kept in a file, and the test requires it to be empty.
     log = folder.parent / f"{path.stem}.kernel.log"
@@ -280,39 +369,51 @@ def _run_strict(path: Path, folder: Path, env: dict, **parameters):
             if cell.cell_type != "code":
                 continue
             solution = cell.metadata.get("course", {}).get("solution")
+            if solution is not None:
+                _strict(client, index, on=False)
+            client.execute_cell(cell, index)
+            report = outputs.differ(stored.cells[index], cell)
+            if report:
+                differ[index] = report
             if solution is None:
-                client.execute_cell(cell, index)
                 continue
+            _strict(client, index, on=True)
             with pytest.raises(CellExecutionError) as failed:
-                client.execute_cell(cell, index)
+                client.execute_cell(nbformat.from_dict({**cell, "outputs": []}), index)
             assert "ExerciseNotPassed" in str(failed.value), f"cell {index}: the unsolved exercise must fail its check"
             bit.append(index)
             cell.source = solution
             client.execute_cell(cell, index)
+            nb.cells[index] = cell
     results = json.loads(ledger.read_text()) if ledger.exists() else {}
-    return nb, results, bit, log.read_text(errors="replace")
+    return nb, results, bit, differ, log.read_text(errors="replace")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
-def test_each_lesson_alone_installs_the_wheel_its_checks_bite_and_its_solutions_pass(path, fresh, monkeypatch):
-    """One execution per lesson serves every check a SMOKE run can make: the lesson copied alone into an
-    empty folder of the fresh venv installs the course from the wheel in its first cell (the first lesson
-    to run does; the others find it installed), runs headless at SMOKE size in strict mode (every
-    template fails, every solution passes), records what ``tests/expected/<lesson>.json`` requires,
-    shows the shipped CPU reference, leaves torch as it was and makes no build/ folder beside itself."""
-    py, env, root, torch_version = fresh
+def test_each_lesson_alone_from_the_wheel_shows_its_stored_outputs_and_its_checks_bite(path, fresh, monkeypatch):
+    """One execution per lesson serves every check: the lesson copied alone into an empty folder of the
+    fresh venv installs the course from the wheel in its first cell (the first lesson on each worker
+    does; the others find it installed), runs headless at its default size, and every cell shows what
+    is stored in the repository (strict nbval's comparison); in strict mode every template fails and
+    every solution passes; it records what ``tests/expected/<lesson>.json`` requires, shows the
+    shipped CPU reference, writes nothing outside the notebook, leaves torch as it was and makes no
+    build/ folder beside itself. (`make nbval` runs nbval itself on notebooks/, in this venv.)"""
     expected_file = REPO / "tests" / "expected" / f"{path.stem}.json"
     assert expected_file.exists(), f"{expected_file} must list the results {path.stem} records"
     required = json.loads(expected_file.read_text())["required"]
     assert required, "a lesson must record at least one result"
-    folder = root / path.stem
+    folder = fresh.root / path.stem
     folder.mkdir()
     shutil.copy(path, folder / path.name)
-    monkeypatch.setenv("JUPYTER_PATH", env["JUPYTER_PATH"])  # where the client finds the 'fresh' kernel spec
+    monkeypatch.setenv("JUPYTER_PATH", fresh.env["JUPYTER_PATH"])  # where the client finds the 'fresh' kernel spec
     t = time.perf_counter()
-    out, results, bit, kernel_said = _run_strict(path, folder, env, SMOKE=True, DEVICE="auto")
+    out, results, bit, differ, kernel_said = _run_lesson(path, folder, fresh.env)
+    nbformat.write(out, folder / f"{path.stem}.executed.ipynb")  # to read when a check below fails
     print(f"\nwheel test: {path.stem} in {time.perf_counter() - t:.0f} s")
+    assert not differ, f"{path.stem}: {len(differ)} cell(s) differ from the stored outputs " \
+        f"(code cells {sorted(differ)} by notebook index; run `make outputs` if the change is meant):\n" + \
+        "\n\n".join(f"cell {i}:\n{report[-3000:]}" for i, report in differ.items())
     # `make run` prints its table and nothing else: a kernel started over TCP warned "Kernel is running
     # over TCP without encryption" once per lesson (course_utils.kernels starts them over ipc), and a
     # warning that C++ code writes straight to the process's stderr would land there too.
@@ -330,9 +431,9 @@ def test_each_lesson_alone_installs_the_wheel_its_checks_bite_and_its_solutions_
         if r["unit"] in TIME_UNITS:
             assert r["value"] > 0, f"{key}: a measured time must be positive, got {r['value']}"
 
-    where, now = _installed(py)
-    assert where.startswith(str(root / "venv")), f"course-utils is installed at {where}, not in the fresh venv"
-    assert now == torch_version, f"installing the course changed torch: {torch_version} -> {now}"
+    where, now = _installed(fresh.py)
+    assert where.startswith(str(fresh.root / "venv")), f"course-utils is installed at {where}, not in the fresh venv"
+    assert now == fresh.torch_version, f"installing the course changed torch: {fresh.torch_version} -> {now}"
     heading = next(i for i, c in enumerate(out.cells) if "This machine vs the references" in c.source)
     cell = next(c for c in out.cells[heading:] if c.cell_type == "code" and "compare(" in c.source)
     shown = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
