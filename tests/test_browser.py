@@ -106,7 +106,8 @@ def _smoke_copies(folder: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab on 127.0.0.1 serving SMOKE copies of the lessons; yields (base URL, token, port, names)."""
+    """JupyterLab on 127.0.0.1 serving SMOKE copies of the lessons; yields (base URL, token, port, names,
+    the server's log file)."""
     if not (VENV_BIN / "jupyter-lab").exists():
         pytest.skip("needs JupyterLab in this venv (pip install -e '.[lab]')")
     root = tmp_path_factory.mktemp("lab")
@@ -143,9 +144,37 @@ def lab(tmp_path_factory):
             except OSError:
                 assert time.monotonic() < deadline, f"JupyterLab did not answer:\n{log.read_text()}"
                 time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}", token, port, names
+        yield f"http://127.0.0.1:{port}", token, port, names, log
     finally:
         _kill_tree(proc)
+
+
+# A race in jupyter_server, not in the course: a kernel is in the server's list a moment before the
+# server stamps its last_activity, and a GET /api/kernels in that moment fails in kernel_model (reading
+# the unset trait raises traitlets' TraitError) with a 500; jupyter_server 2.21's list_kernels skips only
+# HTTPError and KeyError (the same window is reported upstream as jupyter-server/enterprise_gateway#1395).
+# JupyterLab polls again a few seconds later and a student sees nothing. Seen once in 17 fresh-clone CI
+# runs (lesson 06's kernel starting in the stored-outputs test). Excused only while the server's log
+# holds one such traceback for each excused 500.
+_KERNEL_LIST_500 = re.compile(r"status of 500 \(Internal Server Error\) at http://127\.0\.0\.1:\d+/api/kernels\?\d*$")
+_KERNEL_LIST_RACE = re.compile(r"in kernel_model\n(?:[ \t].*\n){1,30}?\s*traitlets\.traitlets\.TraitError: The 'last_activity' trait "
+                               r"of a ServerKernelManager instance expected a datetime, not the NoneType None")
+
+
+def _kernel_list_race(log: Path):
+    """A Watch excuse: a 500 on the kernel list is excused when the server logged the race above for it."""
+    excused = [0]
+
+    def excuse(text: str):
+        if not _KERNEL_LIST_500.search(text):
+            return None
+        logged = len(_KERNEL_LIST_RACE.findall(log.read_text(errors="replace")))
+        if logged <= excused[0]:
+            return None
+        excused[0] += 1
+        return (f"JupyterLab's server logged jupyter_server's kernel-list race (last_activity unset in kernel_model) "
+                f"{logged} time(s) in {log.name}")
+    return excuse
 
 
 def _loopback(port: int):
@@ -242,9 +271,9 @@ LANES = 2  # lessons open at once, each in its own tab and kernel: the test wait
 
 
 def test_lessons_00_and_02_run_in_jupyterlab_and_the_explorer_slider_updates(browser, lab):
-    base, token, port, names = lab
+    base, token, port, names, log = lab
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    watch = Watch(context, _loopback(port))
+    watch = Watch(context, _loopback(port), _kernel_list_race(log))
     pending, running, timings, clicks = list(names), {}, {}, {}
     try:
         while pending or running:
@@ -311,9 +340,9 @@ def test_every_lesson_opens_in_jupyterlab_with_its_stored_outputs_rendered(brows
     (Widgets show their saved views only after a run: lesson 02's explorer is checked live above.)"""
     import nbformat
 
-    base, token, port, _ = lab
+    base, token, port, _, log = lab
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    watch = Watch(context, _loopback(port))
+    watch = Watch(context, _loopback(port), _kernel_list_race(log))
     try:
         page = context.new_page()
         page.goto(f"{base}/lab/workspaces/stored?reset&token={token}")
@@ -341,3 +370,39 @@ def test_every_lesson_opens_in_jupyterlab_with_its_stored_outputs_rendered(brows
         page.close()
     finally:
         context.close()
+
+
+def test_only_the_logged_kernel_list_race_excuses_a_500(tmp_path):
+    """The excuse above bites: jupyter_server's own kernel_model, on a kernel caught in the moment
+    before its last_activity is stamped, logged the way the server logs an uncaught exception; one
+    logged traceback excuses one 500 on the kernel list, and nothing else."""
+    import logging
+
+    from jupyter_server.services.kernels.kernelmanager import MappingKernelManager, ServerKernelManager
+    from tornado.log import LogFormatter
+    from traitlets import TraitError
+
+    manager = MappingKernelManager()
+    manager._kernels["k1"] = ServerKernelManager()  # listed, last_activity not stamped yet
+    log = tmp_path / "lab.log"
+    handler = logging.FileHandler(log)
+    handler.setFormatter(LogFormatter(color=False))
+    logger = logging.getLogger("course.test.kernel_list_race")
+    logger.addHandler(handler)
+    error = "console: Failed to load resource: the server responded with a status of 500 (Internal Server Error) at http://127.0.0.1:8123/api/kernels?1764780000000"
+    excuse = _kernel_list_race(log)
+    try:
+        assert excuse(error) is None, "nothing logged yet: no excuse"
+        try:
+            manager.list_kernels()
+            raise AssertionError("jupyter_server no longer fails here: the excuse can go")
+        except TraitError:
+            logger.exception("Uncaught exception GET /api/kernels?1764780000000 (127.0.0.1)")
+        handler.flush()
+        assert excuse("console: Uncaught TypeError: x is undefined at http://127.0.0.1:8123/lab") is None
+        assert excuse(error.replace("/api/kernels?", "/api/sessions?")) is None
+        assert excuse(error) is not None
+        assert excuse(error) is None, "one logged traceback excuses one 500"
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
