@@ -2,7 +2,8 @@
 
     python tools/measure_slides.py [build/slides] [--shots /tmp/shots --shot 02:3/0 ...]
 
-For each slide (sub-slides included), stepped through with Reveal's own API in one page per deck:
+For each slide (sub-slides included), as real ArrowRight presses show it in one page per deck (a slide
+the key does not reach, through Reveal's own API):
 - ``tall``:  the slide's content is taller than the canvas (a clicker cannot scroll);
 - ``clipped``: a code, output or table block is wider than its box (``scrollWidth > clientWidth``)
   or sticks out of the screen on the right;
@@ -31,10 +32,9 @@ BODY_PX, CODE_PX = 24, 18
 REVEAL = ("(window.Reveal || Object.values(window.requirejs?.s?.contexts?._?.defined || {})"
           ".find(m => m && typeof m.getIndices === 'function'))")
 
-# One slide, measured in place: Reveal has shown it (display: block) before this runs.
-_MEASURE = """([BODY, CODE, stops]) => {
-  const R = %s;
-  return stops.map(([h, v]) => { R.slide(h, v); return one(); });
+# One slide, measured in place: Reveal has shown it (display: block) before this runs. _MEASURE steps
+# to each of ``stops`` with Reveal's API first; _HERE measures the slide a key press has just shown.
+_ONE = """
   function one() {
   const slide = R.getCurrentSlide(), scale = R.getScale(), cfg = R.getConfig();
   const screenW = window.innerWidth;
@@ -62,8 +62,15 @@ _MEASURE = """([BODY, CODE, stops]) => {
   }
   const notes = (R.getSlideNotes(slide) || '').replace(/<[^>]*>/g, '').trim();
   return {...problems, notes: notes.length, where: `${R.getIndices().h}/${R.getIndices().v || 0}`};
-  }
-}""" % REVEAL
+  }"""
+_MEASURE = """([BODY, CODE, stops]) => {
+  const R = %s;
+  return stops.map(([h, v]) => { R.slide(h, v); return one(); });%s
+}""" % (REVEAL, _ONE)
+_HERE = """([BODY, CODE]) => {
+  const R = %s;
+  return one();%s
+}""" % (REVEAL, _ONE)
 
 _DECK = """() => {
   const R = %s, cfg = R.getConfig();
@@ -85,20 +92,35 @@ def open_deck(page, path: Path) -> dict:
     return deck
 
 
-def walk_keys(page, key: str, total: int) -> int:
-    """How many distinct slides pressing ``key`` repeatedly (real key presses) visits from the first one."""
+def walk_keys(page, key: str, total: int, rows: dict | None = None) -> int:
+    """How many distinct slides pressing ``key`` repeatedly (real key presses) visits from the first one.
+    With ``rows`` (a dict), each slide is measured where the key press showed it, into ``rows[h/v]``."""
     page.evaluate(f"() => {REVEAL}.slide(0, 0)")
-    seen = {json.dumps(page.evaluate(f"() => {REVEAL}.getIndices()"))}
-    for _ in range(total):
-        page.keyboard.press(key)
-        seen.add(json.dumps(page.evaluate(f"() => {REVEAL}.getIndices()")))
+    seen = set()
+    for press in range(total + 1):
+        if press:
+            page.keyboard.press(key)
+        if rows is None:
+            seen.add(json.dumps(page.evaluate(f"() => {REVEAL}.getIndices()")))
+        else:
+            row = page.evaluate(_HERE, [BODY_PX, CODE_PX])
+            seen.add(row["where"])
+            rows.setdefault(row["where"], row)
     return len(seen)
 
 
 def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | None = None) -> dict:
-    """Every slide of one deck: counts and the first few problems of each kind."""
+    """Every slide of one deck: counts and the first few problems of each kind. The ArrowRight walk
+    measures each slide it reaches (one pass over the deck, not a measuring pass and two walks); a slide
+    it does not reach is measured through Reveal's API, so the report still covers every slide."""
     deck = open_deck(page, path)
-    rows = page.evaluate(_MEASURE, [BODY_PX, CODE_PX, deck["stops"]])
+    measured: dict = {}
+    arrow_right = walk_keys(page, "ArrowRight", len(deck["stops"]), measured)
+    page_down = walk_keys(page, "PageDown", len(deck["stops"]))
+    rest = [s for s in deck["stops"] if f"{s[0]}/{s[1]}" not in measured]
+    for row in page.evaluate(_MEASURE, [BODY_PX, CODE_PX, rest]) if rest else []:
+        measured[row["where"]] = row
+    rows = [measured[f"{h}/{v}"] for h, v in deck["stops"]]
     for where in sorted((shots or {}).get(path.name[:2], ())) if shot_dir else ():
         h, v = map(int, where.split("/"))
         page.evaluate(f"([h, v]) => {REVEAL}.slide(h, v)", [h, v])
@@ -108,8 +130,8 @@ def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | N
     return {
         "deck": path.name, "slides": total, "canvas": [deck["width"], deck["height"]],
         "navigationMode": deck["navigationMode"],
-        "arrow_right_reaches": walk_keys(page, "ArrowRight", total),
-        "page_down_reaches": walk_keys(page, "PageDown", total),
+        "arrow_right_reaches": arrow_right,
+        "page_down_reaches": page_down,
         "tall": [r["where"] for r in rows if r["tall"]],
         "clipped": [r["where"] for r in rows if r["clipped"]],
         "small": [r["where"] for r in rows if r["small"]],
