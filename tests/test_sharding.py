@@ -1,15 +1,14 @@
 """Lesson 11's helpers (course_utils.sharding, memplan.zero_bytes_per_rank) in this process, and the
-lesson's FSDP2 script launched for real with torchrun (gloo, CPU processes): every variant equals one
-process, a checkpoint saved by 2 ranks resumes on 1 to the same weights, an interrupted save leaves
-the previous checkpoint, and bad inputs fail with a clear message.
+lesson's FSDP2 script launched for real with torchrun (gloo, CPU processes) with the bad input the
+lesson never gives it. (That every variant equals one process, that checkpoints reshard 2 -> 1 and
+1 -> 2, that an interrupted save leaves the previous checkpoint and that a run over its budget fails
+clearly, the lesson's own cells launch and assert in its run in tests/test_standalone.py.)
 
 The script is the one the lesson writes with its ``%%writefile`` cells, built from the notebook the
 way the lesson joins it, so what is tested is what the student reads and edits."""
 from __future__ import annotations
 
-import importlib.util
 import re
-import warnings
 from pathlib import Path
 
 import nbformat
@@ -27,7 +26,6 @@ from course_utils.sharding import (check_compatible, commit, complete_checkpoint
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "11_sharding_fsdp.ipynb"
 PART = re.compile(r'%%writefile "\{PARTS\}/(\w+\.py)"')
 SMALL = ["--device", "cpu", "--width", 32, "--layers", 2, "--global-batch", 8, "--steps", 4, "--timeout", 30]
-TOL = 1e-5
 gloo = pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs gloo")
 
 
@@ -150,56 +148,20 @@ def run(script, out, *args, nproc=2, timeout=120):
     return L.launch(cmd, timeout=timeout, env=L.child_environment(nproc), echo=False)
 
 
-def weights(out, mode):
-    return torch.load(Path(out) / f"weights_{mode}.pt", weights_only=True)
-
-
-def biggest_diff(a, b):
-    assert a.keys() == b.keys()
-    return max((a[k] - b[k]).abs().max().item() for k in a)
-
-
-def single_in_this_process(script: Path, out: Path) -> None:
-    """The script's own ``single`` mode (its build, train and finish) run in this process, in a
-    one-rank gloo group: the one-process reference, without the ~5 s of torch imports a torchrun
-    launch of one more process costs. Mode ``single`` under torchrun is still launched for real
-    below: the resumed run and the budget failure use it."""
-    spec = importlib.util.spec_from_file_location("fsdp_train_reference", script)
-    module = importlib.util.module_from_spec(spec)
-    with warnings.catch_warnings():  # torch's own noise from importing its optimizers (the workers print it too)
-        warnings.filterwarnings("ignore", r"`torch\.jit\.(interface|script)` is deprecated", DeprecationWarning)
-        spec.loader.exec_module(module)  # defines the functions; main() runs only as __main__
-    args = module.parser.parse_args([*map(str, SMALL), "--modes", "single", "--out", str(out)])
-    module.train("single", args, torch.device("cpu"))
+# Launched by lesson 11's own cells, at its default size, in its run in tests/test_standalone.py (the
+# same script, built from the same %%writefile cells), each asserted there: every fp32 variant on 1, 2
+# and 4 ranks equals one process (mean weight difference < 1e-7, largest < 1e-4, losses < 1e-5); a
+# checkpoint saved by 2 ranks resumes on 1, one saved by 1 resumes on 2, and loading writes nothing; a
+# rank crashing inside a save leaves the previous checkpoint the only committed one; a run over its
+# memory budget fails with "over its budget". Launching them again here (two tests, 52 s of a
+# fresh-clone CI run) repeated that work. What the lesson never launches is below.
 
 
 @pytest.mark.slow
 @gloo
-def test_script_equals_one_process_and_reshards_2_to_1(tmp_path, one_rank_group):
+def test_a_global_batch_the_ranks_cannot_split_fails_with_a_clear_message(tmp_path):
     script = script_from_notebook(tmp_path)
-    single_in_this_process(script, tmp_path / "one")
-    run(script, tmp_path / "two", "--modes", "ddp,zero3", "--ckpt", tmp_path / "ck", "--save-at", 2)
-    ref = weights(tmp_path / "one", "single")
-    assert biggest_diff(weights(tmp_path / "two", "ddp"), ref) < TOL
-    assert biggest_diff(weights(tmp_path / "two", "zero3"), ref) < TOL
-    assert [p.name for p in complete_checkpoints(tmp_path / "ck")] == ["step_000002"]
-    run(script, tmp_path / "resumed", "--modes", "single", "--ckpt", tmp_path / "ck", "--resume", nproc=1)
-    assert biggest_diff(weights(tmp_path / "resumed", "single"), ref) < TOL
-
-
-@pytest.mark.slow
-@gloo
-def test_script_failures_are_clear_and_keep_the_last_checkpoint(tmp_path):
-    script = script_from_notebook(tmp_path)
-    with pytest.raises(L.LaunchError) as crash:
-        run(script, tmp_path / "c", "--modes", "zero3", "--ckpt", tmp_path / "ck", "--save-at", "2,4", "--crash-in-save", 4)
-    assert "simulated failure on rank 1" in crash.value.result.output
-    assert [p.name for p in complete_checkpoints(tmp_path / "ck")] == ["step_000002"]
-    kept = sorted((p.name, p.stat().st_size) for p in step_dir(tmp_path / "ck", 2).iterdir())
     with pytest.raises(L.LaunchError) as indivisible:
         run(script, tmp_path / "i", "--modes", "zero3", "--global-batch", 3, "--ckpt", tmp_path / "ck", "--save-at", 2)
     assert "must be a multiple of the world size 2" in indivisible.value.result.output
-    assert sorted((p.name, p.stat().st_size) for p in step_dir(tmp_path / "ck", 2).iterdir()) == kept
-    with pytest.raises(L.LaunchError) as budget:
-        run(script, tmp_path / "b", "--modes", "single", "--budget-mb", 0.01, nproc=1)
-    assert "over its budget of 0.01 MiB" in budget.value.result.output
+    assert complete_checkpoints(tmp_path / "ck") == []
