@@ -57,17 +57,17 @@ def lesson_notebooks() -> list[Path]:
 # unit in collection order when its queue runs low, so the units are sorted longest first (the classic
 # longest-processing-time rule): the two workers then end close together.
 # Seconds of each slow unit in fresh-clone `.ci/run` 17 on the 2-core CI machine (setup + tests +
-# teardown, under the other worker's load; test_decks and test_sharding as cut since). A lesson's run
-# not listed: its seconds in results/cpu-ci.json scaled by LESSON_LOAD, the median ratio of the two in
-# that run (1.55; lessons 10 and 11 ran 2.8 and 2.4 times their quiet figures: inductor's cold compile
-# cache, and eight torchrun jobs each importing torch in every process). Unlisted files: short.
+# teardown, under the other worker's load; test_decks and test_sharding as cut since). A lesson's run:
+# its seconds in results/cpu-ci.json scaled by LESSON_LOAD, the median ratio of the two in that run.
+# (Lessons 10 and 11 ran 2.8 and 2.4 times their quiet figures there; ordered by those figures they
+# started together, both many processes at once, and run 18 took 755 s of pytest against 673 s in run
+# 17, where the deck test ran beside lesson 11: so they are not.) Unlisted files: short.
 MODULE_SECONDS = {"tests/test_decks.py": 170, "tests/test_browser.py": 100, "tests/test_ddp.py": 55,
                   "tests/test_jupyterhub.py": 33, "tests/test_packaging.py": 31, "tests/test_launch.py": 24,
                   "tests/test_run.py": 19, "tests/test_sharding.py": 15, "tests/test_memplan.py": 12,
                   "tests/test_checkpoint.py": 11, "tests/test_progress.py": 8}
 LESSON_LOAD = 1.55
 LESSON_RUN = "tests/test_standalone.py::test_each_lesson_alone_from_the_wheel_shows_its_stored_outputs_and_its_checks_bite["
-LESSON_SECONDS = {f"{LESSON_RUN}10_profiling_and_compile]": 179, f"{LESSON_RUN}11_sharding_fsdp]": 196}
 
 
 def _unit(nodeid: str) -> str:
@@ -86,7 +86,7 @@ def _lesson_seconds() -> dict[str, float]:
 
 
 def pytest_collection_modifyitems(config, items):
-    seconds = {**_lesson_seconds(), **MODULE_SECONDS, **LESSON_SECONDS}
+    seconds = {**_lesson_seconds(), **MODULE_SECONDS}
     # stable: a module's tests keep their order; the units go longest first
     items.sort(key=lambda item: -seconds.get(_unit(item.nodeid), 0.0))
 
