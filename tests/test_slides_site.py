@@ -298,3 +298,25 @@ def test_instructor_page_has_every_sections_notes():
     assert page.count("Ask the room") == sum(s["notes"].count("Ask the room") for s in sections) > 0
     assert "Lesson plan" in page and not remote_references(page)
     assert 'href="instructor.html"' in course_site.index_html(course_site.lesson_rows([LESSON_00]))
+
+
+def test_pages_get_what_nbconvert_adds_after_rendering_without_its_reparse():
+    """tools/slides.py adds nbconvert's alt text and tabindex attributes itself instead of letting
+    nbconvert re-parse the page (most of `make slides site`'s time): the page must be nbconvert's own,
+    compared parsed the same way, for a lesson page and a deck with a figure and an image without alt."""
+    from bs4 import BeautifulSoup
+
+    nb = nbformat.read(LESSON_00, as_version=4)
+    nb.cells.append(nbformat.v4.new_markdown_cell('<img src="data:image/png;base64,iVBORw0KGgo=">'))
+    figure = nbformat.v4.new_code_cell("plot()")
+    figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})]
+    nb.cells.append(figure)
+    ids = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+    for kind in ("html", "slides"):
+        ours = slides.exporter(kind, "assets")
+        theirs = type(ours).__mro__[1](config=ours.config)  # nbconvert's exporter, the same settings
+        assert type(theirs).__module__.startswith("nbconvert.")
+        mine, its = (ids.sub("ID", str(BeautifulSoup(e.from_notebook_node(copy.deepcopy(nb))[0], features="html.parser")))
+                     for e in (ours, theirs))
+        assert mine == its, f"{kind}: the page differs from nbconvert's"
+        assert mine.count(f'alt="{slides.NO_ALT_TEXT}"') == 2 and 'tabindex="0"' in mine
