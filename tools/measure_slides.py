@@ -114,9 +114,10 @@ def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | N
     measures each slide it reaches (one pass over the deck, not a measuring pass and two walks); a slide
     it does not reach is measured through Reveal's API, so the report still covers every slide."""
     deck = open_deck(page, path)
+    total = len(deck["stops"])
     measured: dict = {}
-    arrow_right = walk_keys(page, "ArrowRight", len(deck["stops"]), measured)
-    page_down = walk_keys(page, "PageDown", len(deck["stops"]))
+    arrow_right = walk_keys(page, "ArrowRight", total, measured)
+    page_down = walk_keys(page, "PageDown", total)
     rest = [s for s in deck["stops"] if f"{s[0]}/{s[1]}" not in measured]
     for row in page.evaluate(_MEASURE, [BODY_PX, CODE_PX, rest]) if rest else []:
         measured[row["where"]] = row
@@ -126,7 +127,6 @@ def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | N
         page.evaluate(f"([h, v]) => {REVEAL}.slide(h, v)", [h, v])
         shot_dir.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shot_dir / f"{path.name[:2]}_{h}_{v}.png"))
-    total = len(deck["stops"])
     return {
         "deck": path.name, "slides": total, "canvas": [deck["width"], deck["height"]],
         "navigationMode": deck["navigationMode"],

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import math
 import re
 import shutil
@@ -553,6 +554,7 @@ def _focusable(html: str) -> str:
     return _NO_ALT.sub(f'<img alt="{NO_ALT_TEXT}"', html)
 
 
+@functools.cache
 def _without_reparse(base):
     """``base`` (nbconvert's HTMLExporter or SlidesExporter), rendering as it does but adding the
     attributes above without re-parsing the page (nbconvert's own way when a page has no
