@@ -1,10 +1,13 @@
-"""Lesson 09's DDP script launched for real with torchrun (gloo, 2 CPU processes): DDP equals one big batch, ranks agree, a crashing rank ends the job promptly (its failure summarised in a few lines), a checkpoint resumes
-the run exactly, two "nodes" on localhost form one job, a hung job is killed by the timeout,
-and no process survives any of it.
+"""Lesson 09's DDP script launched for real with torchrun (gloo, 2 CPU processes), for what the
+lesson's own run does not check: DDP equals plain PyTorch written independently of the script (the
+lesson compares the script with itself, at one and two ranks), every rank reads its environment and
+its share of a tiny dataset, a hung job is killed by the timeout, and no process survives any of it.
 
-Every launch costs seconds of torch imports, so tests that check different facts of one kind of run
-share it (module fixtures): the plain 3-epoch run, the crash, and the resumed run (the crash and the
-resume both accumulate gradients, so all 12 steps of that run check no_sync too).
+What lesson 09's cells assert in its default-size run in `make test` (tests/test_standalone.py) is
+not launched again here: a crashing rank ends the job within 15 s, its failure is summarised from
+torchrun's real report, the last complete checkpoint survives with no temporary file, the crashed run
+resumed on two torchrun "nodes" on localhost (one job of world size 2) ends with the uninterrupted
+run's weights, gradient accumulation under no_sync equals one big batch, and no process is left.
 
 The script is the one the lesson writes with its ``%%writefile`` cells: the tests build it from the
 notebook exactly as the lesson does (each cell is one part, joined in name order), so what is tested
@@ -12,7 +15,6 @@ is what the student reads and edits."""
 from __future__ import annotations
 
 import atexit
-import functools
 import importlib.util
 import json
 import re
@@ -76,8 +78,7 @@ def run(tmp, name, *args, nproc=2, timeout=60, echo=False):
     return L.launch(cmd, timeout=timeout, env=L.child_environment(nproc), echo=echo)
 
 
-@functools.lru_cache(maxsize=1)
-def _reference() -> dict[str, torch.Tensor]:
+def single_process_reference() -> dict[str, torch.Tensor]:
     """Plain PyTorch, one process, global batch 2 x BATCH, the same shuffles: what DDP must equal."""
     data = make_data(SAMPLES)
     sampler = DistributedSampler(data, num_replicas=1, rank=0, shuffle=True, seed=0)
@@ -99,18 +100,9 @@ def _reference() -> dict[str, torch.Tensor]:
     return {k: v.clone() for k, v in model.state_dict().items()}
 
 
-def single_process_reference() -> dict[str, torch.Tensor]:
-    """The reference, computed once per module (three tests compare against it)."""
-    return {k: v.clone() for k, v in _reference().items()}
-
-
 def max_diff(a: dict, b: dict) -> float:
     assert a.keys() == b.keys()
     return max((a[k] - b[k]).abs().max().item() for k in a)
-
-
-def worker_pids(result: L.LaunchResult) -> list[int]:
-    return [int(w.split("=")[1]) for line in result.output.splitlines() for w in line.split() if w.startswith("pid=")]
 
 
 def assert_no_process_left(result: L.LaunchResult) -> None:
@@ -126,30 +118,6 @@ def assert_no_process_left(result: L.LaunchResult) -> None:
 def full_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ddp")
     result = run(tmp, "full", "--tasks", "env,tiny,train")
-    return tmp, result
-
-
-ACCUM = ["--accum", 2]  # the crash and the resume: each rank's batch in 2 micro-batches, the first in no_sync()
-
-
-@pytest.fixture(scope="module")
-def crashed_run(tmp_path_factory):
-    """Rank 1 raises at step 10 (epoch 2), after the checkpoints of epochs 0 and 1. What the crash
-    left on disk is read here, before the resume below overwrites the checkpoint."""
-    tmp = tmp_path_factory.mktemp("crash")
-    t0 = time.monotonic()
-    with pytest.raises(L.LaunchError) as info:
-        run(tmp, "crash", "--tasks", "env,train", "--checkpoint", tmp / "ckpt.pt", "--crash-at", 10, *ACCUM)
-    seconds = time.monotonic() - t0
-    left = {"ckpt": torch.load(tmp / "ckpt.pt", weights_only=True), "tmp_files": list(tmp.glob("*.tmp"))}
-    return tmp, info.value, seconds, left
-
-
-@pytest.fixture(scope="module")
-def resumed_run(crashed_run):
-    """The crashed run resumed from its checkpoint: epoch 2 again, to the end."""
-    tmp = crashed_run[0]
-    result = run(tmp, "resumed", "--tasks", "train", "--checkpoint", tmp / "ckpt.pt", "--resume", *ACCUM)
     return tmp, result
 
 
@@ -180,57 +148,6 @@ def test_env_vars_and_tiny_dataset_shares(full_run):
     assert_no_process_left(result)
 
 
-def test_a_crashing_rank_ends_the_job_promptly(crashed_run):
-    tmp, error, seconds, _ = crashed_run
-    assert not isinstance(error, L.LaunchTimeout)
-    assert "simulated failure on rank 1 at step 10" in str(error)
-    assert "root cause: rank 1" in str(error)
-    failed_at = error.result.first("simulated failure")
-    assert failed_at is not None and error.result.seconds - failed_at < 15, "the other rank was not stopped promptly"
-    assert len(worker_pids(error.result)) == 2
-    assert_no_process_left(error.result)
-
-
-def test_a_failing_rank_is_summarised_and_the_log_folded(crashed_run):
-    """An intended failure reads as intended (notebook 09's crash demo): torchrun's root cause and each
-    rank's last exception in a few lines, the full log folded below them."""
-    error = crashed_run[1]
-    lines = L.failure_summary(error.result)
-    assert lines[0].startswith("root cause (torchrun's report): rank 1"), lines
-    assert "rank 1 ended with: RuntimeError: simulated failure on rank 1 at step 10" in lines, lines
-    assert len(lines) <= 4
-    log = error.result.output.splitlines()
-    folded = L.FoldedLog(log, "full log", head=2, tail=2)
-    text = repr(folded)
-    assert f"({len(log)} lines; {len(log) - 4} left out here)" in text and len(text.splitlines()) == 6
-    html = folded._repr_html_()
-    assert html.startswith("<details>") and "simulated failure on rank 1" in html
-
-
-def test_resume_from_checkpoint_finishes_the_same_run(crashed_run, resumed_run):
-    ckpt, tmp_files = crashed_run[3]["ckpt"], crashed_run[3]["tmp_files"]
-    assert ckpt["epoch"] == 1 and set(ckpt) == {"model", "optimizer", "epoch"}
-    assert not tmp_files, "a temporary checkpoint was left behind"
-    tmp, result = resumed_run
-    assert "resumed from ckpt.pt: epoch 1 was complete" in result.output
-    assert json.loads((tmp / "resumed" / "train.json").read_text())["first_epoch"] == 2
-    weights = torch.load(tmp / "resumed" / "weights.pt", weights_only=True)
-    assert max_diff(weights, single_process_reference()) < TOL
-
-
-def test_gradient_accumulation_with_no_sync_equals_one_big_batch(crashed_run, resumed_run):
-    """Each rank splits its batch into 2 micro-batches, the first backward inside no_sync(): the
-    same weights as one process with the whole global batch. The crashed run (epochs 0-1, in the
-    checkpoint) and its resume (epoch 2) both accumulate, so every one of the 12 steps is covered:
-    a wrong step anywhere changes the final weights."""
-    tmp, result = resumed_run
-    for cmd in (crashed_run[1].result.commands[0], result.commands[0]):
-        assert cmd[cmd.index("--accum") + 1] == "2", "both halves of the run accumulate"
-    weights = torch.load(tmp / "resumed" / "weights.pt", weights_only=True)
-    assert max_diff(weights, single_process_reference()) < TOL
-    assert_no_process_left(result)
-
-
 def test_an_nccl_rank_without_a_gpu_gets_a_clear_error(monkeypatch):
     monkeypatch.setenv("LOCAL_RANK", str(torch.cuda.device_count()))
     spec = importlib.util.spec_from_file_location("ddp_train", SCRIPT)
@@ -238,18 +155,6 @@ def test_an_nccl_rank_without_a_gpu_gets_a_clear_error(monkeypatch):
     spec.loader.exec_module(script)  # defines the functions; main() runs only as __main__
     with pytest.raises(RuntimeError, match="needs GPU .* start at most"):
         script.setup("cuda", 5)
-
-
-def test_two_nodes_on_localhost_form_one_job(tmp_path):
-    port = L.free_port()
-    cmds = [L.torchrun_command(str(SCRIPT), ["--device", "cpu", "--tasks", "env"], nproc_per_node=1, nnodes=2,
-                               rdzv_endpoint=f"127.0.0.1:{port}", module=False) for _ in range(2)]
-    result = L.launch_many(cmds, timeout=60, echo=False, env=L.child_environment(2))
-    ranks = sorted(line.split("RANK=")[1].split()[0] for lines in result.lines for line in lines if " RANK=" in line)
-    assert ranks == ["0", "1"]
-    assert result.output.count("WORLD_SIZE=2 LOCAL_WORLD_SIZE=1") == 2
-    assert result.output.count("MASTER_ADDR=127.0.0.1") == 2
-    assert_no_process_left(result)
 
 
 def test_a_hung_job_is_killed_at_the_timeout(tmp_path):

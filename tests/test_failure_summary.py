@@ -1,10 +1,9 @@
 """An intended failure reads as intended: a short summary (torchrun's root cause, each rank's last
 exception) and a folded full log.
 
-The check on a real two-rank torchrun job whose rank 1 raises lives in tests/test_ddp.py
-(``test_a_failing_rank_is_summarised_and_the_log_folded``): it reads the failure of lesson 09's own
-crash demo, which that module launches anyway, instead of launching a job of its own (~6 s of torch
-imports). What stays here needs no process."""
+The same summary of a real two-rank torchrun job whose rank 1 raises is asserted by lesson 09's crash
+demo (its cell after the crash checks that rank 1's exception is named), which `make test` runs at
+default size (tests/test_standalone.py). What stays here needs no process."""
 from __future__ import annotations
 
 from course_utils.launch import FoldedLog, LaunchResult, failure_summary
