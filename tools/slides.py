@@ -589,6 +589,7 @@ def exporter(kind: str, prefix: str):
     cls = _without_reparse(cls)
     section = cfg[cls.__name__]
     section.extra_template_basedirs = [str(TEMPLATES)]
+    section.extra_template_paths = [str(TEMPLATES)]  # where both templates find offline_input.html.j2
     section.template_name = template
     section.theme = "light"
     for key, value in asset_config(prefix).items():
