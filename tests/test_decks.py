@@ -163,7 +163,8 @@ def test_every_slide_of_every_deck_fits_a_1280x720_projector_and_works_offline(b
 
 
 def test_the_measurement_catches_a_slide_that_does_not_fit(browser, tmp_path):
-    """A negative control: a hand choice that shows a 60-line cell whole, tiny text, an unwrapped line."""
+    """A negative control: a hand choice that shows a 60-line cell whole, tiny text, an unwrapped line;
+    and a navigation mode in which ArrowRight skips sub-slides."""
     nb = nbformat.v4.new_notebook()
     tall = nbformat.v4.new_code_cell("\n".join(f"x{i} = {i}" for i in range(60)))
     tall.metadata["course"] = {"deck": {"show": "all", "by": "hand"}}
@@ -179,11 +180,19 @@ def test_the_measurement_catches_a_slide_that_does_not_fit(browser, tmp_path):
     deck = slides_tool.export(tmp_path / "98_bad.ipynb", tmp_path / "98_bad.slides.html", "slides", "assets")
     context = browser.new_context(viewport=measure_slides.SCREEN)
     try:
-        [r] = measure_slides.measure([deck], page=context.new_page())
+        page = context.new_page()
+        [r] = measure_slides.measure([deck], page=page)
+        # The key walks count what a key reaches: in reveal.js's default navigation mode ArrowRight goes
+        # from one horizontal slide to the next and skips the sub-slides below them; PageDown does not.
+        measure_slides.open_deck(page, deck)
+        page.evaluate(f"() => {REVEAL}.configure({{navigationMode: 'default'}})")
+        default_mode = {key: measure_slides.walk_keys(page, key, r["slides"]) for key in ("ArrowRight", "PageDown")}
     finally:
         context.close()
     assert r["tall"] == ["1/0"] and r["small"] == ["1/1"] and r["clipped"] == ["1/2"], r
     assert r["no_notes"] == ["1/0", "1/1", "1/2"], "a section without notes has none (the title: the lesson plan)"
+    assert r["slides"] == r["arrow_right_reaches"] == r["page_down_reaches"] == 4, r
+    assert default_mode == {"ArrowRight": 2, "PageDown": 4}, default_mode
 
 
 # --- 2. the site, and its copies of the decks ---------------------------------------------------------

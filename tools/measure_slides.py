@@ -72,6 +72,9 @@ _HERE = """([BODY, CODE]) => {
   return one();%s
 }""" % (REVEAL, _ONE)
 
+# The slide on screen, named as _ONE names it ("h/v"), so both walks count slides the same way.
+_WHERE = "() => { const i = %s.getIndices(); return `${i.h}/${i.v || 0}`; }" % REVEAL
+
 _DECK = """() => {
   const R = %s, cfg = R.getConfig();
   const stops = [];
@@ -101,7 +104,7 @@ def walk_keys(page, key: str, total: int, rows: dict | None = None) -> int:
         if press:
             page.keyboard.press(key)
         if rows is None:
-            seen.add(json.dumps(page.evaluate(f"() => {REVEAL}.getIndices()")))
+            seen.add(page.evaluate(_WHERE))
         else:
             row = page.evaluate(_HERE, [BODY_PX, CODE_PX])
             seen.add(row["where"])
