@@ -222,22 +222,25 @@ _STALLED = """() => {
 }"""
 RUN_ALL_RETRY_S = 20  # lesson 00's first cell starts within seconds of the click, even under load
 
+# The main area's tabs, the current one marked (what a student sees above the notebook).
+_TABS = ("[...document.querySelectorAll('.lm-DockPanel .lm-TabBar-tab')]"
+         ".map(t => t.textContent.trim() + (t.classList.contains('lm-mod-current') ? ' (current)' : ''))")
 _SEEN = """() => ({
   indicator: document.querySelector('.jp-Notebook-ExecutionIndicator')?.dataset.status,
   prompts: [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')].map(p => p.textContent.trim()),
   dialogs: [...document.querySelectorAll('.jp-Dialog')].map(d => d.textContent.slice(0, 300)),
   notebookHidden: document.querySelector('.jp-NotebookPanel')?.classList.contains('lm-mod-hidden'),
-  tabs: [...document.querySelectorAll('.lm-DockPanel .lm-TabBar-tab')].map(t => t.textContent.trim() + (t.classList.contains('lm-mod-current') ? ' (current)' : '')),
-})"""
+  tabs: %s,
+})""" % _TABS
 
 # The notebook back in front if another widget hid it (a student would click its tab), and what hid it.
 _SHOW_NOTEBOOK = """() => {
   const panel = document.querySelector('.jp-NotebookPanel');
   if (!panel.classList.contains('lm-mod-hidden')) return null;
-  const tabs = [...document.querySelectorAll('.lm-DockPanel .lm-TabBar-tab')].map(t => t.textContent.trim());
+  const tabs = %s;
   window.jupyterapp.shell.activateById(panel.id);
   return tabs;
-}"""
+}""" % _TABS
 
 
 def _move_explorer_slider(page) -> None:
