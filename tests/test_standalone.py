@@ -8,6 +8,7 @@ and the shipped CPU reference is shown. This is the course's one execution of ea
 test` (`make nbval` runs nbval itself on notebooks/; `make run SMOKE=1` the SMOKE sizes)."""
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -263,6 +264,7 @@ def _installed(py: str) -> tuple[str, str]:
 SANITIZE = REPO / "tests" / "nbval_sanitize.cfg"
 
 
+@functools.cache  # one parse of nbval's source, not one per lesson
 def _nbval_skip_compare() -> tuple[str, ...]:
     """The output keys nbval leaves out of its comparison when nbdime is not used, read from
     ``IPyNbFile.__init__`` (it sets them on the pytest item it builds, which a test outside nbval's
