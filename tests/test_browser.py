@@ -212,14 +212,17 @@ def _start_run_all(page) -> None:
     _menu(page, "Run", "Run All Cells")
 
 
+# The code cells' prompts ("[3]:", "[*]:", "[ ]:"), read the same way by every check below.
+_PROMPTS = ("[...document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]"
+            ".map(p => p.textContent.trim())")
+
 # Run All is not running, or no longer: the kernel is idle, no cell runs or waits ([*] marks both: Run
 # All marks every queued cell at once) and some code cell has not run ([ ]).
 _STALLED = """() => {
-  const prompts = [...document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
-      .map(p => p.textContent.trim());
+  const prompts = %s;
   const idle = document.querySelector('.jp-Notebook-ExecutionIndicator')?.dataset.status === 'idle';
   return idle && !prompts.includes('[*]:') && prompts.some(p => !/^\\[\\d+\\]:$/.test(p));
-}"""
+}""" % _PROMPTS
 RUN_ALL_RETRY_S = 20  # lesson 00's first cell starts within seconds of the click, even under load
 
 # The main area's tabs, the current one marked (what a student sees above the notebook).
@@ -227,11 +230,11 @@ _TABS = ("[...document.querySelectorAll('.lm-DockPanel .lm-TabBar-tab')]"
          ".map(t => t.textContent.trim() + (t.classList.contains('lm-mod-current') ? ' (current)' : ''))")
 _SEEN = """() => ({
   indicator: document.querySelector('.jp-Notebook-ExecutionIndicator')?.dataset.status,
-  prompts: [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')].map(p => p.textContent.trim()),
+  prompts: %s,
   dialogs: [...document.querySelectorAll('.jp-Dialog')].map(d => d.textContent.slice(0, 300)),
   notebookHidden: document.querySelector('.jp-NotebookPanel')?.classList.contains('lm-mod-hidden'),
   tabs: %s,
-})""" % _TABS
+})""" % (_PROMPTS, _TABS)
 
 # The notebook back in front if another widget hid it (a student would click its tab), and what hid it.
 _SHOW_NOTEBOOK = """() => {
