@@ -41,6 +41,23 @@ def test_lesson_table_has_each_lessons_seconds_from_the_card():
     assert table == card
 
 
+def test_the_plan_adds_up_and_places_every_lesson():
+    """The total the doc states is the minutes column's sum, and the half-day plan covers each lesson once."""
+    lines = DOC.splitlines()
+    header = next(line for line in lines if line.startswith("|") and "| minutes |" in line)
+    column = [c.strip() for c in header.strip("|").split("|")].index("minutes")
+    minutes = {}
+    for line in lines[lines.index(header) + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        minutes[int(cells[0])] = int(cells[column])
+    assert f"in all ({sum(minutes.values())} minutes)" in FLAT
+    plan = FLAT.split("five half days with ", 1)[1].split(".", 1)[0].replace(" and ", ", ").split(", ")
+    placed = [n for part in plan for lo, _, hi in [part.partition("–")] for n in range(int(lo), int(hi or lo) + 1)]
+    assert sorted(placed) == sorted(minutes), f"the half days hold {plan}, the table lists lessons {sorted(minutes)}"
+
+
 def test_the_run_is_described_as_the_card_records_it():
     env = CARD["environment"]
     torch = ".".join(env["torch"].split(".")[:2]) + (" CPU build" if env["torch"].endswith("+cpu") else "")
