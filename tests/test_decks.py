@@ -4,8 +4,8 @@
 1. Every slide of every built deck is measured the way a projector shows it, 1280x720
    (tools/measure_slides.py): no slide taller than the screen, no code/output/table block clipped
    sideways, prose >= 24 px and code >= 18 px on screen, speaker notes on every slide, a 16:9 canvas,
-   and ArrowRight / PageDown (a clicker) visit every slide. The same pass watches the page: no request
-   leaves file:/data:/blob:, no console error, the saved widget views render. A deck made here of
+   and ArrowRight visits every slide, PageDown (a clicker) making the same moves. The same pass watches
+   the page: no request leaves file:/data:/blob:, no console error, the saved widget views render. A deck made here of
    results tables and long logs, and a negative control (a slide that must fail), are measured too.
 2. The site's pages and its own copies of the decks (byte-for-byte copies of the built decks, one opened
    from its place in the site): no outside request, no console error, every relative link resolves, a
@@ -131,9 +131,10 @@ def _problems(results: list[dict]) -> dict:
         issues = {k: r[k][:5] for k in ("tall", "clipped", "small", "no_notes") if r[k]}
         if abs(w / h - 16 / 9) > 0.01:
             issues["canvas"] = f"{w}x{h} is not 16:9"
-        for key in ("arrow_right_reaches", "page_down_reaches"):
-            if r[key] != r["slides"]:
-                issues[key] = f"{r[key]} of {r['slides']} slides"
+        if r["arrow_right_reaches"] != r["slides"]:
+            issues["arrow_right_reaches"] = f"{r['arrow_right_reaches']} of {r['slides']} slides"
+        if r["page_down_differs"]:
+            issues["page_down_differs"] = r["page_down_differs"]
         if issues:
             issues["detail"] = dict(list(r["detail"].items())[:3])
             bad[r["deck"]] = issues
@@ -182,17 +183,21 @@ def test_the_measurement_catches_a_slide_that_does_not_fit(browser, tmp_path):
     try:
         page = context.new_page()
         [r] = measure_slides.measure([deck], page=page)
-        # The key walks count what a key reaches: in reveal.js's default navigation mode ArrowRight goes
-        # from one horizontal slide to the next and skips the sub-slides below them; PageDown does not.
+        # In reveal.js's default navigation mode ArrowRight goes from one column to the next and skips
+        # the sub-slides below; PageDown does not. The walk's count and PageDown's check both see it.
         measure_slides.open_deck(page, deck)
         page.evaluate(f"() => {REVEAL}.configure({{navigationMode: 'default'}})")
         default_mode = {key: measure_slides.walk_keys(page, key, r["slides"]) for key in ("ArrowRight", "PageDown")}
+        kinds, differs = measure_slides.same_moves(page, "PageDown", default_mode["ArrowRight"])
     finally:
         context.close()
     assert r["tall"] == ["1/0"] and r["small"] == ["1/1"] and r["clipped"] == ["1/2"], r
     assert r["no_notes"] == ["1/0", "1/1", "1/2"], "a section without notes has none (the title: the lesson plan)"
-    assert r["slides"] == r["arrow_right_reaches"] == r["page_down_reaches"] == 4, r
-    assert default_mode == {"ArrowRight": 2, "PageDown": 4}, default_mode
+    assert r["slides"] == r["arrow_right_reaches"] == 4 and not r["page_down_differs"], r
+    assert r["page_down_kinds"] == ["down", "on", "stay"], r  # 0/0 -> 1/0 -> 1/1 -> 1/2, then the end
+    assert {k: len(set(w)) for k, w in default_mode.items()} == {"ArrowRight": 2, "PageDown": 4}, default_mode
+    # ArrowRight stops at 1/0 (no column to its right); PageDown goes on down to 1/1
+    assert (kinds, differs) == (["on", "stay"], {"1/0": "ArrowRight went to 1/0, PageDown to 1/1"}), (kinds, differs)
 
 
 # --- 2. the site, and its copies of the decks ---------------------------------------------------------

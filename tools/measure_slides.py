@@ -10,8 +10,9 @@ the key does not reach, through Reveal's own API):
 - ``small``: text on screen (computed font size x Reveal's scale) under ``BODY_PX`` for prose or
   ``CODE_PX`` for code, outputs, tables and widgets;
 - ``no_notes``: ``Reveal.getSlideNotes()`` is empty for the slide (the speaker view shows nothing).
-It also reports the canvas (``width x height``), whether ArrowRight/PageDown visit every slide
-(reveal.js ``navigationMode``), and writes screenshots of chosen slides.
+It also reports the canvas (``width x height``), whether ArrowRight visits every slide (reveal.js
+``navigationMode``), whether PageDown (a clicker) makes the same moves, and writes screenshots of chosen
+slides.
 
 tests/test_decks.py runs this on every built deck and requires every count to be zero.
 """
@@ -95,32 +96,75 @@ def open_deck(page, path: Path) -> dict:
     return deck
 
 
-def walk_keys(page, key: str, total: int, rows: dict | None = None) -> int:
-    """How many distinct slides pressing ``key`` repeatedly (real key presses) visits from the first one.
-    With ``rows`` (a dict), each slide is measured where the key press showed it, into ``rows[h/v]``."""
+def walk_keys(page, key: str, total: int, rows: dict | None = None) -> list[str]:
+    """The slides ("h/v") shown while pressing ``key`` repeatedly (real key presses) from the first one:
+    the first slide, then one entry per press. With ``rows`` (a dict), each slide is measured where the
+    key press showed it, into ``rows[h/v]``."""
     page.evaluate(f"() => {REVEAL}.slide(0, 0)")
-    seen = set()
+    shown = []
     for press in range(total + 1):
         if press:
             page.keyboard.press(key)
         if rows is None:
-            seen.add(page.evaluate(_WHERE))
+            shown.append(page.evaluate(_WHERE))
         else:
             row = page.evaluate(_HERE, [BODY_PX, CODE_PX])
-            seen.add(row["where"])
+            shown.append(row["where"])
             rows.setdefault(row["where"], row)
-    return len(seen)
+    return shown
+
+
+def _kind(a: str, b: str) -> str:
+    """The kind of one step of a walk, from slide a to slide b (both "h/v")."""
+    (h, v), (h2, v2) = (tuple(map(int, x.split("/"))) for x in (a, b))
+    if (h2, v2) == (h, v):
+        return "stay"  # the last slide: nowhere to go
+    if (h2, v2) == (h, v + 1):
+        return "down"  # to the next sub-slide of a column
+    if (h2, v2) == (h + 1, 0):
+        return "out" if v else "on"  # to the next column, from a sub-slide or from a column's top
+    return f"jump {a}->{b}"
+
+
+def same_moves(page, key: str, walk: list[str], like: str = "ArrowRight") -> tuple[list[str], dict[str, str]]:
+    """From the first slide of each kind of step ``walk`` took (see _kind), press ``like`` and then, from
+    the same slide again, ``key``; return the kinds tried and where the two keys went apart
+    ({from: "ArrowRight went to X, PageDown to Y"}).
+
+    Why a few presses stand for a whole walk: a key's binding is the same on every slide, and where
+    Reveal's next / right / down go depends only on where the deck is (which slide, and the sub-slide
+    each column remembers for when it is entered again; these decks have no fragments). Pressed from the
+    same place, the two keys meet the same state, so a key that moves like ``like`` at every kind of step
+    repeats ``like``'s walk. In "linear" navigation ArrowRight and PageDown both call Reveal's next();
+    this checks that they still do, in a few presses per deck instead of a second walk of every slide."""
+    firsts: dict[str, str] = {}
+    for a, b in zip(walk, walk[1:]):
+        firsts.setdefault(_kind(a, b), a)
+    differs = {}
+    for a in firsts.values():
+        went = []
+        for k in (like, key):
+            # Reveal resets the remembered sub-slides in a setTimeout(0) when it shows the first slide:
+            # wait for that before the key, or the two keys would meet different states.
+            page.evaluate(f"([h, v]) => new Promise(done => {{ {REVEAL}.slide(h, v); setTimeout(done, 0); }})",
+                          list(map(int, a.split("/"))))
+            page.keyboard.press(k)
+            went.append(page.evaluate(_WHERE))
+        if went[0] != went[1]:
+            differs[a] = f"{like} went to {went[0]}, {key} to {went[1]}"
+    return sorted(firsts), differs
 
 
 def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | None = None) -> dict:
     """Every slide of one deck: counts and the first few problems of each kind. The ArrowRight walk
-    measures each slide it reaches (one pass over the deck, not a measuring pass and two walks); a slide
-    it does not reach is measured through Reveal's API, so the report still covers every slide."""
+    measures each slide it reaches (one pass over the deck, not a measuring pass and a walk); a slide it
+    does not reach is measured through Reveal's API, so the report still covers every slide. PageDown is
+    then pressed once per kind of step the walk took (same_moves)."""
     deck = open_deck(page, path)
     total = len(deck["stops"])
     measured: dict = {}
-    arrow_right = walk_keys(page, "ArrowRight", total, measured)
-    page_down = walk_keys(page, "PageDown", total)
+    walk = walk_keys(page, "ArrowRight", total, measured)
+    page_down_kinds, page_down_differs = same_moves(page, "PageDown", walk)
     rest = [s for s in deck["stops"] if f"{s[0]}/{s[1]}" not in measured]
     for row in page.evaluate(_MEASURE, [BODY_PX, CODE_PX, rest]) if rest else []:
         measured[row["where"]] = row
@@ -133,8 +177,9 @@ def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | N
     return {
         "deck": path.name, "slides": total, "canvas": [deck["width"], deck["height"]],
         "navigationMode": deck["navigationMode"],
-        "arrow_right_reaches": arrow_right,
-        "page_down_reaches": page_down,
+        "arrow_right_reaches": len(set(walk)),
+        "page_down_kinds": page_down_kinds,
+        "page_down_differs": page_down_differs,
         "tall": [r["where"] for r in rows if r["tall"]],
         "clipped": [r["where"] for r in rows if r["clipped"]],
         "small": [r["where"] for r in rows if r["small"]],
@@ -162,11 +207,11 @@ def measure(decks: list[Path], shots: dict | None = None, shot_dir: Path | None 
 
 
 def table(results: list[dict]) -> str:
-    lines = [f"{'deck':<6}{'slides':>7}{'tall':>6}{'clipped':>9}{'small':>7}{'no notes':>10}{'->':>5}{'PgDn':>6}  canvas"]
+    lines = [f"{'deck':<6}{'slides':>7}{'tall':>6}{'clipped':>9}{'small':>7}{'no notes':>10}{'->':>5}{'PgDn≠':>6}  canvas"]
     sums = [0] * 7
     for r in results:
         vals = [r["slides"], len(r["tall"]), len(r["clipped"]), len(r["small"]), len(r["no_notes"]),
-                r["arrow_right_reaches"], r["page_down_reaches"]]
+                r["arrow_right_reaches"], len(r["page_down_differs"])]
         sums = [a + b for a, b in zip(sums, vals)]
         lines.append(f"{r['deck'][:2]:<6}" + "".join(f"{v:>{w}}" for v, w in zip(vals, (7, 6, 9, 7, 10, 5, 6)))
                      + f"  {r['canvas'][0]}x{r['canvas'][1]}")
@@ -186,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     for s in args.shot:
         nn, where = s.split(":")
         shots.setdefault(nn, set()).add(where)
-    results = measure(sorted(args.folder.glob("*.slides.html")), shots, args.shots)
+    results = measure(sorted(args.folder.resolve().glob("*.slides.html")), shots, args.shots)
     print(table(results))
     if args.detail:
         for r in results:
