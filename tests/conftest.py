@@ -57,13 +57,13 @@ def lesson_notebooks() -> list[Path]:
 # unit in collection order when its queue runs low, so the units are sorted longest first (the classic
 # longest-processing-time rule): the two workers then end close together.
 # Seconds of each slow unit in fresh-clone `.ci/run` 17 on the 2-core CI machine (setup + tests +
-# teardown, under the other worker's load; test_decks and test_sharding as cut since, test_ddp as in
-# run 24). A lesson's run: its seconds in results/cpu-ci.json scaled by LESSON_LOAD, the median ratio
-# of the two in that run.
+# teardown, under the other worker's load; test_sharding as cut since, test_ddp as in run 24,
+# test_decks as in run 30). A lesson's run: its seconds in results/cpu-ci.json scaled by LESSON_LOAD,
+# the median ratio of the two in that run.
 # (Lessons 10 and 11 ran 2.8 and 2.4 times their quiet figures there; ordered by those figures they
 # started together, both many processes at once, and run 18 took 755 s of pytest against 673 s in run
 # 17, where the deck test ran beside lesson 11: so they are not.) Unlisted files: short.
-MODULE_SECONDS = {"tests/test_decks.py": 170, "tests/test_browser.py": 100, "tests/test_ddp.py": 14,
+MODULE_SECONDS = {"tests/test_decks.py": 122, "tests/test_browser.py": 100, "tests/test_ddp.py": 14,
                   "tests/test_jupyterhub.py": 33, "tests/test_packaging.py": 31, "tests/test_launch.py": 24,
                   "tests/test_run.py": 19, "tests/test_sharding.py": 15, "tests/test_memplan.py": 12,
                   "tests/test_checkpoint.py": 11, "tests/test_progress.py": 8}
