@@ -9,26 +9,21 @@ from typing import Callable, Optional
 
 import pytest
 
+from ci_kit import missing_tool
+
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))  # another Chromium-based browser: set it
 
 
 # --- the browser ------------------------------------------------------------------------------
 
-def no_browser(reason: str):
-    """Skip on a developer's machine when a tool is missing; under CI fail instead."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI is set: .ci/run must install it)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def browser():
     if not CHROMIUM.exists():
-        no_browser(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)")
+        missing_tool(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        no_browser("Python playwright is not installed (pip install -e '.[test]')")
+        missing_tool("Python playwright is not installed (pip install -e '.[test]')")
     with sync_playwright() as pw:
         # Every host name except loopback fails to resolve: a stray outside request still shows up as
         # a request (and fails the test) but never reaches the network or waits on it.

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 
+from ci_kit import missing_tool
 from course_utils.checkpoint import (
     CheckpointError,
     CheckpointWarning,
@@ -335,7 +336,7 @@ def test_an_unreadable_newest_is_skipped(tmp_path):
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
-            pytest.skip("as root this needs util-linux's setpriv, to drop root's override of file modes")
+            missing_tool("as root this needs util-linux's setpriv, to drop root's override of file modes")
         prefix = [setpriv, *_NO_MODE_OVERRIDE]
     newest.chmod(0)
     try:

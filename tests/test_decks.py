@@ -25,7 +25,8 @@ from urllib.parse import urlparse
 import nbformat
 import pytest
 
-from browser_kit import Watch, browser, no_browser  # noqa: F401 (browser is a fixture)
+from browser_kit import Watch, browser  # noqa: F401 (browser is a fixture)
+from ci_kit import missing_tool
 from conftest import REPO, lesson_notebooks
 
 sys.path.insert(0, str(REPO / "tools"))
@@ -50,7 +51,7 @@ def offline_pages():
     if shutil.which("make") is None:
         pytest.skip("needs make")
     if shutil.which("npm") is None and not (REPO / "build" / "web" / "node_modules").is_dir():
-        no_browser("make slides / make site need npm (Node.js) for their pinned browser assets")
+        missing_tool("make slides / make site need npm (Node.js) for their pinned browser assets")
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     venv = VENV_BIN.parent
     # -o: never reinstall the venv from inside a test (this one is already set up).
@@ -176,7 +177,7 @@ def test_the_measurement_catches_a_slide_that_does_not_fit(browser, tmp_path):
         cell.metadata["slideshow"] = {"slide_type": ["slide", "slide", "-", "subslide", "subslide"][i]}
     nbformat.write(nb, tmp_path / "98_bad.ipynb")
     if not (slides_tool.NODE_MODULES / "reveal.js").exists():
-        no_browser("needs build/web/node_modules (make slides installs it with npm)")
+        missing_tool("needs build/web/node_modules (make slides installs it with npm)")
     slides_tool.copy_assets(tmp_path / "assets")
     deck = slides_tool.export(tmp_path / "98_bad.ipynb", tmp_path / "98_bad.slides.html", "slides", "assets")
     context = browser.new_context(viewport=measure_slides.SCREEN)

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from ci_kit import missing_tool
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "deploy"))
 import course_hub  # noqa: E402
@@ -226,13 +228,6 @@ def test_the_default_authenticator_says_what_to_install(monkeypatch, tmp_path):
 
 # --- a real JupyterHub ---------------------------------------------------------------------------
 
-def _missing(reason: str):
-    """Skip on a developer's machine when a tool is missing; under CI fail instead."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI is set: `make test` must install it)")
-    pytest.skip(reason)
-
-
 def _proxy() -> Path:
     stamp = REPO / "build" / "web" / "node_modules" / ".package-lock.json"
     fresh = stamp.exists() and stamp.stat().st_mtime >= (REPO / "package-lock.json").stat().st_mtime
@@ -240,7 +235,7 @@ def _proxy() -> Path:
         subprocess.run(["make", "build/web/node_modules/.package-lock.json"], cwd=REPO, check=True,
                        capture_output=True, timeout=300)
     if not CHP.exists():
-        _missing(f"{CHP} not found: needs Node.js and npm (`make build/web/node_modules/.package-lock.json`)")
+        missing_tool(f"{CHP} not found: needs Node.js and npm (`make build/web/node_modules/.package-lock.json`)")
     return CHP
 
 
@@ -380,7 +375,7 @@ def _run_lesson_00(base: str, user: str, token: str, results: dict) -> None:
 @pytest.mark.skipif(sys.platform != "linux", reason="needs /proc")
 def test_jupyterhub_gives_two_students_their_own_gpu_and_runs_lesson_00_for_each(tmp_path):
     if not (VENV_BIN / "jupyterhub").exists() or not (VENV_BIN / "jupyterhub-singleuser").exists():
-        _missing(f"jupyterhub is not installed in {VENV_BIN} (pip install -e '.[test]')")
+        missing_tool(f"jupyterhub is not installed in {VENV_BIN} (pip install -e '.[test]')")
     import requests
 
     chp = _proxy()
