@@ -177,3 +177,31 @@ def save_card(name: str, lesson: str | None = None, device: str = "auto") -> Pat
     print(f"saved {target}: {len(_recorded)} figures of {lesson} on {card['device']} "
           "(docs/contributing-results.md: how to submit it)")
     return target
+
+
+def gpu_cards() -> list[str]:
+    """Names of the results cards measured on a GPU (``environment.gpus`` non-empty)."""
+    return sorted(n for n, c in references().items() if c.get("environment", {}).get("gpus"))
+
+
+def missing_gpu_line(figures: list[str], device: "object | None" = None) -> None:
+    """One line, on a machine without a GPU, saying which of the lesson's GPU figures this run lacks
+    and how to get them; nothing on a GPU. Replaces "not measured" outputs scattered through a lesson.
+
+    ``device`` is the lesson's device (a ``torch.device`` or string); by default, whether PyTorch sees
+    CUDA or MPS here.
+    """
+    if device is not None:
+        on_gpu = str(getattr(device, "type", device)).split(":")[0] in {"cuda", "mps", "xpu"}
+    else:
+        import torch
+
+        on_gpu = torch.cuda.is_available() or (hasattr(torch.backends, "mps") and torch.backends.mps.is_available())
+    if on_gpu or not figures:
+        return
+    cards = gpu_cards()
+    shown = (f"the table at the end shows them from the GPU results card{'s' if len(cards) > 1 else ''} "
+             f"{', '.join(cards)}" if cards else "no GPU results card is shipped yet")
+    print(f"No GPU here, so this run does not measure: {'; '.join(figures)}. {shown[0].upper() + shown[1:]}. "
+          "To measure them, run this lesson on a GPU (Colab or Kaggle: Runtime > change runtime type > GPU) "
+          "and save a results card (docs/contributing-results.md).")

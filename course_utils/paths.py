@@ -61,3 +61,24 @@ def scratch_dir(lesson: str) -> Path:
     path = scratch_root() / lesson
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def notebooks_dir() -> Path:
+    """``notebooks/`` of the checkout (the lessons are not in the wheel: a lesson opened alone is one file)."""
+    return REPO / "notebooks"
+
+
+def core_notebooks(folder: Path | None = None) -> list[Path]:
+    """The numbered core lessons, ``notebooks/NN_*.ipynb``, in course order."""
+    return sorted((folder or notebooks_dir()).glob("[0-9][0-9]_*.ipynb"))
+
+
+def deeper_notebooks(folder: Path | None = None) -> list[Path]:
+    """Each lesson's deeper part, ``notebooks/deeper/NN_*.ipynb``: what a core links to for the
+    method behind its numbers. Run, stored and tested like a core lesson."""
+    return sorted(((folder or notebooks_dir()) / "deeper").glob("[0-9][0-9]_*.ipynb"))
+
+
+def all_notebooks(folder: Path | None = None) -> list[Path]:
+    """Cores then deeper notebooks: everything ``make run``, ``make outputs`` and ``make test`` execute."""
+    return core_notebooks(folder) + deeper_notebooks(folder)

@@ -3,7 +3,8 @@
 nbval later re-runs each notebook and compares every cell's output with what is stored here,
 except cells tagged ``nbval-ignore-output``. Run this on a CPU machine after editing a lesson:
     python tools/store_outputs.py            # all notebooks
-    python tools/store_outputs.py 02 03      # only those whose name starts with 02 or 03
+    python tools/store_outputs.py 02 03      # only the cores whose name starts with 02 or 03
+    python tools/store_outputs.py deeper/02  # lesson 02's deeper notebook (notebooks/deeper/02_*.ipynb)
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from course_utils.kernels import LocalKernelManager
+from course_utils.paths import all_notebooks
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
@@ -35,10 +37,11 @@ def store(path: Path, timeout: int = 1200) -> float:
 def main(prefixes: list[str]) -> None:
     os.environ.pop("COURSE_LEDGER", None)  # a reference run writes no ledger
     os.environ["COURSE_PROGRESS"] = "0"  # live status lines are for JupyterLab, never stored
-    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
-        if prefixes and not any(path.name.startswith(p) for p in prefixes):
+    for path in all_notebooks(NOTEBOOKS):
+        name = path.relative_to(NOTEBOOKS).as_posix()  # "02_iris….ipynb" or "deeper/02_….ipynb"
+        if prefixes and not any(name.startswith(p) for p in prefixes):
             continue
-        print(f"{path.name:<40} {store(path):6.1f} s", flush=True)
+        print(f"{name:<47} {store(path):6.1f} s", flush=True)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,11 @@ import pkgutil
 
 from .core import (REGISTRY, Exercise, ExerciseNotPassed, Outcome, Verdict, check, close, evaluate, exercise,
                    is_starter, is_unattempted, number_hint, strict)
+from .predict import predict
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name.startswith("lesson"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["REGISTRY", "Exercise", "ExerciseNotPassed", "Outcome", "Verdict", "check", "close", "evaluate",
-           "exercise", "is_starter", "is_unattempted", "number_hint", "strict"]
+           "exercise", "is_starter", "is_unattempted", "number_hint", "predict", "strict"]

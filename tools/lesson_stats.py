@@ -1,0 +1,84 @@
+"""How long a lesson is for the student who reads it: words, figures, words before the first output.
+
+The counts are the ones the course holds itself to (tests/test_lesson_stats.py):
+- **words**: markdown prose the student reads, i.e. every markdown cell with its ``<details>`` blocks
+  (folded answers) removed, split on white space. Headings count; code cells do not.
+- **before first output**: the words of markdown cells above the first code cell that shows an output.
+- **figures**: stored ``image/png`` / ``image/svg+xml`` outputs plus images in markdown (``![..](..)``,
+  ``<img``, inline ``<svg``).
+
+    python tools/lesson_stats.py            # a table of every core and deeper notebook
+    python tools/lesson_stats.py 02 03      # only those whose name starts with 02 or 03
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from course_utils.paths import core_notebooks, deeper_notebooks  # noqa: E402
+
+DETAILS = re.compile(r"<details\b.*?</details>", re.S | re.I)
+MD_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]+\)|<img\b|<svg\b", re.I)
+IMAGE_MIMES = ("image/png", "image/svg+xml", "image/jpeg")
+
+CORE_WORDS = 2000
+COURSE_WORDS = 20000
+WORDS_BEFORE_OUTPUT = 400
+
+
+class Stats(NamedTuple):
+    name: str
+    words: int
+    figures: int
+    before_output: int
+
+
+def prose(markdown: str) -> str:
+    """The text a student reads of one markdown cell: folded answers removed, inline images dropped."""
+    text = DETAILS.sub(" ", markdown)
+    text = re.sub(r"<svg\b.*?</svg>", " ", text, flags=re.S | re.I)
+    text = re.sub(r"!\[[^\]]*\]\((?:data:[^)]*|[^)]*)\)", " ", text)
+    return text
+
+
+def words(markdown: str) -> int:
+    return len(prose(markdown).split())
+
+
+def stats(path: Path) -> Stats:
+    nb = nbformat.read(path, as_version=4)
+    total = figures = 0
+    before = None
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            total += words(cell.source)
+            figures += len(MD_IMAGE.findall(cell.source))
+        elif cell.cell_type == "code":
+            outs = cell.get("outputs", [])
+            figures += sum(1 for o in outs if any(m in o.get("data", {}) for m in IMAGE_MIMES))
+            if before is None and outs:
+                before = total
+    return Stats(path.stem, total, figures, total if before is None else before)
+
+
+def main(prefixes: list[str]) -> int:
+    rows = [(kind, stats(p)) for kind, paths in (("core", core_notebooks()), ("deeper", deeper_notebooks()))
+            for p in paths if not prefixes or any(p.name.startswith(x) for x in prefixes)]
+    print(f"{'kind':<7}{'notebook':<44}{'words':>7}{'figures':>9}{'before 1st output':>19}")
+    for kind, s in rows:
+        flag = " !" if kind == "core" and (s.words > CORE_WORDS or s.before_output > WORDS_BEFORE_OUTPUT
+                                          or s.figures < 1) else ""
+        print(f"{kind:<7}{s.name:<44}{s.words:>7}{s.figures:>9}{s.before_output:>19}{flag}")
+    cores = [s for kind, s in rows if kind == "core"]
+    print(f"cores: {sum(s.words for s in cores)} words (limit {COURSE_WORDS}), {sum(s.figures for s in cores)} figures")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
