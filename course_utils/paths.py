@@ -82,3 +82,9 @@ def deeper_notebooks(folder: Path | None = None) -> list[Path]:
 def all_notebooks(folder: Path | None = None) -> list[Path]:
     """Cores then deeper notebooks: everything ``make run``, ``make outputs`` and ``make test`` execute."""
     return core_notebooks(folder) + deeper_notebooks(folder)
+
+
+def notebook_key(path: Path) -> str:
+    """How a notebook is named in summaries, results cards and run folders: ``02_iris_cpu_vs_gpu`` for
+    a core, ``deeper/02_iris_cpu_vs_gpu`` for its deeper part (the two share a file name)."""
+    return f"deeper/{path.stem}" if path.parent.name == "deeper" else path.stem

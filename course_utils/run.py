@@ -23,15 +23,18 @@ from .atomic import atomic_write
 from .cards import SCHEMA, device_label
 from .device import CHOICES, environment_report
 from .ledger import results_dir
+from .paths import all_notebooks, notebook_key
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def notebooks(folder: Path, names: list[str] | None = None) -> list[Path]:
-    """The numbered lesson notebooks in ``folder`` (``NN_*.ipynb``), optionally filtered by prefix."""
-    found = sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
+    """The core lessons in ``folder`` (``NN_*.ipynb``), then their deeper parts (``deeper/NN_*.ipynb``),
+    optionally filtered by prefix: ``02`` is lesson 02's core, ``deeper/02`` its deeper part, ``deeper``
+    every deeper part."""
+    found = all_notebooks(folder)
     if names:
-        found = [p for p in found if any(p.stem.startswith(n) or p.name == n for n in names)]
+        found = [p for p in found if any(notebook_key(p).startswith(n) or p.name == n for n in names)]
     return found
 
 
@@ -57,7 +60,7 @@ def unknown_parameters(nbs: list[Path], names: set[str]) -> list[str]:
         real = list(pm.inspect_notebook(str(nb)))
         missing = sorted(names - set(real))
         if missing:
-            problems.append(f"{nb.stem} has no parameter {', '.join(missing)}; its parameters are: {', '.join(real)}")
+            problems.append(f"{notebook_key(nb)} has no parameter {', '.join(missing)}; its parameters are: {', '.join(real)}")
     return problems
 
 
@@ -67,7 +70,8 @@ def run_one(nb: Path, out_dir: Path, parameters: dict, timeout: int) -> dict:
 
     from .kernels import LocalKernelManager
 
-    ledger = out_dir / "ledger" / f"{nb.stem}.json"
+    ledger = out_dir / "ledger" / f"{notebook_key(nb)}.json"
+    ledger.parent.mkdir(parents=True, exist_ok=True)
     ledger.unlink(missing_ok=True)
     os.environ["COURSE_LEDGER"] = str(ledger)  # the kernel inherits this environment
     os.environ["COURSE_PROGRESS"] = "0"  # no live status lines in stored outputs (course_utils.progress)
@@ -75,7 +79,7 @@ def run_one(nb: Path, out_dir: Path, parameters: dict, timeout: int) -> dict:
     status, error = "ok", None
     try:
         pm.execute_notebook(
-            str(nb), str(out_dir / nb.name), parameters=parameters, cwd=str(nb.parent),
+            str(nb), str(out_dir / f"{notebook_key(nb)}.ipynb"), parameters=parameters, cwd=str(nb.parent),
             kernel_name="python3", progress_bar=False, execution_timeout=timeout,
             kernel_manager_class=LocalKernelManager,  # ipc, not TCP: no transport warning per lesson
         )
@@ -131,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("unknown parameter name:\n  " + "\n  ".join(problems)
                  + "\nchoose the notebooks that have it, e.g. `python -m course_utils.run 02 -p EPOCHS=2000`"
                  " or `make run NOTEBOOKS=02 PARAMS=EPOCHS=2000`")
-    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "deeper").mkdir(parents=True, exist_ok=True)
 
     environment = environment_report()
     summary = {  # the shape of a results card (course_utils.cards), so --results can store it as one
@@ -145,15 +149,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'notebook':<36} {'status':<8} {'seconds':>8}", flush=True)
     for nb in nbs:
         entry = run_one(nb, args.out, {"DEVICE": args.device, "SMOKE": args.smoke, **extra}, args.timeout)
-        summary["notebooks"][nb.stem] = entry
-        print(f"{nb.stem:<36} {entry['status']:<8} {entry['seconds']:>8.1f}", flush=True)
+        key = notebook_key(nb)
+        summary["notebooks"][key] = entry
+        print(f"{key:<36} {entry['status']:<8} {entry['seconds']:>8.1f}", flush=True)
         if entry["error"]:
             print(f"    {entry['error'][:300]}", flush=True)
         # Written after every notebook: a run stopped by a time limit keeps what finished.
         text = json.dumps(summary, indent=1, sort_keys=True).encode()
         atomic_write(args.out / "summary.json", lambda f: f.write(text))
         if args.results:
-            reference = write_reference(args.results, {**summary, "notebooks": {nb.stem: entry}})
+            reference = write_reference(args.results, {**summary, "notebooks": {key: entry}})
     total = sum(e["seconds"] for e in summary["notebooks"].values())
     failed = [k for k, e in summary["notebooks"].items() if e["status"] != "ok"]
     print(f"{'total':<36} {('FAILED ' + str(len(failed))) if failed else 'ok':<8} {total:>8.1f}")

@@ -50,5 +50,27 @@ def test_in_a_kernel_the_line_is_blanked_and_headless_leaves_no_output():
     live, headless = _run_in_kernels(code, ["1", "0"])
     shown = [o for o in live if o.output_type == "display_data"]
     assert len(shown) == 2, live  # one line per loop/block
-    assert all(o.data["text/plain"] == "" for o in shown), "the line must be blanked at the end"
+    assert all(o.data == {} for o in shown), "the line must be emptied at the end"
     assert [o.output_type for o in headless] == ["stream"] and headless[0].text == "done\n"
+
+
+@pytest.mark.slow
+def test_plain_nbval_passes_on_a_cell_with_a_progress_line(tmp_path):
+    """nbval as its users run it (no COURSE_PROGRESS): the live line must leave no output nbval sees."""
+    import os
+    import subprocess
+    import sys
+
+    import nbformat
+
+    code = ("import time\nfrom course_utils.progress import progress, working\n"
+            "for i in progress(range(3), 'step'):\n    time.sleep(0.3)\n"
+            "with working('block'):\n    time.sleep(0.6)\nprint('done')")
+    cell = nbformat.v4.new_code_cell(code, execution_count=1,
+                                     outputs=[nbformat.v4.new_output("stream", name="stdout", text="done\n")])
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), tmp_path / "live.ipynb")
+    env = {k: v for k, v in os.environ.items() if k != "COURSE_PROGRESS"}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
+                          "--nbval-current-env", "live.ipynb"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "1 passed" in run.stdout
