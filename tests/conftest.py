@@ -44,7 +44,17 @@ def new_children() -> list[int]:
 
 
 def lesson_notebooks() -> list[Path]:
-    return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+    """The core lessons (notebooks/NN_*.ipynb)."""
+    from course_utils.paths import core_notebooks
+
+    return core_notebooks(NOTEBOOK_DIR)
+
+
+def every_notebook() -> list[Path]:
+    """Cores, then their deeper notebooks (notebooks/deeper/NN_*.ipynb)."""
+    from course_utils.paths import all_notebooks
+
+    return all_notebooks(NOTEBOOK_DIR)
 
 
 # --- Two workers (`make test`: pytest-xdist, --dist loadfile) ------------------------------------------

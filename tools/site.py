@@ -31,6 +31,8 @@ import slides  # noqa: E402  (tools/slides.py: lessons, exporters, assets)
 
 REPO = slides.REPO
 SOLUTIONS = REPO / "solutions"
+DEEPER = REPO / "notebooks" / "deeper"
+GLOSSARY = REPO / "notebooks" / "glossary.md"
 RESULTS = REPO / "results"
 DEFAULT_OUT = REPO / "build" / "site"
 STYLE = """
@@ -174,17 +176,20 @@ def lesson_rows(lessons: list[Path]) -> list[dict]:
         title, what = table.get(nn, (lesson_title(path), ""))
         rows.append({"nn": nn, "title": title, "what": inline_markdown(what),
                      "lesson": f"lessons/{path.stem}.html", "slides": f"slides/{path.stem}.slides.html",
+                     "deeper": f"deeper/{path.stem}.html" if (DEEPER / path.name).exists() else "",
                      "solutions": f"solutions/{path.stem}.html" if has_solution else ""})
     return rows
 
 
 def index_html(rows: list[dict]) -> str:
     """The index page: lesson table with links, then the reference figures."""
-    body = ["<table><tr><th>#</th><th>lesson</th><th>what it teaches</th><th>slides</th><th>solutions</th></tr>"]
+    body = ["<table><tr><th>#</th><th>lesson</th><th>what it teaches</th><th>deeper</th><th>slides</th>"
+            "<th>solutions</th></tr>"]
     for r in rows:
         sol = f'<a href="{r["solutions"]}">solutions</a>' if r["solutions"] else "-"
+        deeper = f'<a href="{r["deeper"]}">deeper</a>' if r["deeper"] else "-"
         body.append(f'<tr><td>{r["nn"]}</td><td><a href="{r["lesson"]}">{html.escape(r["title"])}</a></td>'
-                    f'<td>{r["what"]}</td><td><a href="{r["slides"]}">slides</a></td><td>{sol}</td></tr>')
+                    f'<td>{r["what"]}</td><td>{deeper}</td><td><a href="{r["slides"]}">slides</a></td><td>{sol}</td></tr>')
     body.append("</table>")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Training PyTorch models on GPUs</title>
@@ -196,7 +201,8 @@ state; moving a slider needs a running kernel: open the notebook in JupyterLab),
 Teaching it? The <a href="instructor.html">instructor notes</a> give each section's notes and minutes.</p>
 <h2>The lessons</h2>
 {chr(10).join(body)}
-<p><a href="machines.html">Machines</a>: every results card side by side.</p>
+<p><a href="glossary.html">Glossary</a> (English / 中文): every term the lessons use, and the training loop done right.
+<a href="machines.html">Machines</a>: every results card side by side.</p>
 <h2>Reference figures</h2>
 <p>The figures the lessons compare against, from <code>results/*.json</code>; a GPU reference appears
 here only once its file exists.</p>
@@ -236,12 +242,29 @@ lessons as folded "Check yourself" cells. <a href="index.html">Back to the lesso
 """
 
 
+def glossary_html() -> str:
+    """notebooks/glossary.md as a page of the site (its anchors kept: lessons link glossary.md#term)."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    body = markdown2html_mistune(GLOSSARY.read_text(encoding="utf-8"))
+    body = re.sub(r'href="(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="lessons/\1.html', body)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Glossary: Training PyTorch models on GPUs</title>
+<style>{STYLE}</style></head><body>
+<p><a href="index.html">Back to the lessons</a></p>
+{body}
+</body></html>
+"""
+
+
 def relink(page: Path) -> None:
     """Links between notebooks (``NN_x.ipynb``, ``../notebooks/NN_x.ipynb``, ``../solutions/NN_x.ipynb``)
     point at their pages here."""
     text = page.read_text(encoding="utf-8")
     text = re.sub(r'href="\.\./solutions/(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="../solutions/\1.html', text)
-    text = re.sub(r'href="(?:\.\./notebooks/)?(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="../lessons/\1.html', text)
+    text = re.sub(r'href="(?:\.\./notebooks/)?deeper/(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="../deeper/\1.html', text)
+    text = re.sub(r'href="(?:\.\./notebooks/|\.\./)?(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="../lessons/\1.html', text)
+    text = re.sub(r'href="(?:\.\./)*(?:notebooks/)?glossary\.md', 'href="../glossary.html', text)
     page.write_text(text, encoding="utf-8")
 
 
@@ -259,7 +282,12 @@ def build(out: Path = DEFAULT_OUT, slides_dir: Path = slides.DEFAULT_OUT, select
         solution = SOLUTIONS / path.name
         if solution.exists():
             relink(slides.export(solution, out / "solutions" / f"{path.stem}.html", "html", "../slides/assets"))
-        print(f"{path.name[:2]}: lesson, {'solutions, ' if solution.exists() else ''}slides")
+        deeper = DEEPER / path.name
+        if deeper.exists():
+            relink(slides.export(deeper, out / "deeper" / f"{path.stem}.html", "html", "../slides/assets"))
+        print(f"{path.name[:2]}: lesson, {'deeper, ' if deeper.exists() else ''}{'solutions, ' if solution.exists() else ''}slides")
+    glossary = out / "glossary.html"
+    glossary.write_text(glossary_html(), encoding="utf-8")
     (out / "instructor.html").write_text(instructor_html(lessons), encoding="utf-8")
     index = out / "index.html"
     index.write_text(index_html(lesson_rows(lessons)), encoding="utf-8")

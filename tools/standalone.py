@@ -29,6 +29,9 @@ from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from course_utils.paths import all_notebooks  # noqa: E402
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -139,10 +142,11 @@ def fix_notebook(nb, path: str, cfg: dict) -> None:
         install.source, install.outputs, install.execution_count = source, [], None
     # Only these keys are this tool's: the deck's choice (tools/slides.py) and others stay.
     install.metadata.update({"slideshow": {"slide_type": "skip"}, "tags": [INSTALL_ID]})
-    heading = next(i for i, c in enumerate(cells)
-                   if c.cell_type == "markdown" and "This machine vs the references" in c.source)
-    compare = next(c for c in cells[heading:] if c.cell_type == "code" and "compare(" in c.source)
-    compare.source = _unwrap_print(compare.source)
+    heading = next((i for i, c in enumerate(cells)
+                    if c.cell_type == "markdown" and "This machine vs the references" in c.source), None)
+    if heading is not None:  # every core has one; a deeper notebook may not
+        compare = next(c for c in cells[heading:] if c.cell_type == "code" and "compare(" in c.source)
+        compare.source = _unwrap_print(compare.source)
     for key, value in COLAB_METADATA.items():
         nb.metadata[key] = value
 
@@ -166,9 +170,9 @@ def plan(root: Path = REPO) -> dict[Path, str]:
     """Every file this tool owns, with the text it should have."""
     cfg = settings(root)
     want = {}
-    for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in all_notebooks(root / "notebooks"):  # cores and notebooks/deeper/
         nb = nbformat.read(path, as_version=4)
-        fix_notebook(nb, f"notebooks/{path.name}", cfg)
+        fix_notebook(nb, path.relative_to(root).as_posix(), cfg)
         want[path] = nbformat.writes(nb) + "\n"
     readme = root / "README.md"
     want[readme] = fix_readme(readme.read_text(encoding="utf-8"), cfg)
