@@ -113,8 +113,9 @@ def test_the_install_cell_comes_first_and_is_short(path):
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code[0].id == standalone.INSTALL_ID and "parameters" in code[1].metadata.get("tags", [])
-    assert len(code[0].source.splitlines()) <= 20
+    assert len(code[0].source.splitlines()) <= 8, "the install cell is plumbing: at most 8 lines"
     assert code[0].metadata["slideshow"]["slide_type"] == "skip" and not code[0].outputs
+    assert code[0].metadata["jupyter"]["source_hidden"], "hidden in JupyterLab: the lesson starts with its story"
     assert "torch==" in code[0].source, "pip is pinned to the torch that is installed"
 
 

@@ -44,35 +44,20 @@ LINKS = re.compile(r"^\[Open in Colab\]\([^)]*\) · \[Open in Kaggle\]\([^)]*\)$
 ROW = re.compile(r"^\|\s*(\d\d)\s*\|\s*(\[[^\]]+\]\(notebooks/([^)]+\.ipynb)\))\s*\|\s*([^|]*?)\s*\|(.*)$")
 COLAB_METADATA = {"accelerator": "GPU", "colab": {"gpuType": "T4", "provenance": []}}
 
-HEAD = '''\
-# Opened alone (Colab, Kaggle, a lab server, an empty folder)? This installs the course's helpers, course_utils,
-# {where}.
-# pip keeps the torch you have (pinned below) and everything else it already finds installed.
-import importlib.metadata, importlib.util, os, subprocess, sys
-
-if importlib.util.find_spec("course_utils") is None:
-    if importlib.util.find_spec("torch") is None:
-        raise RuntimeError("This lesson needs PyTorch (torch >= 2.4): install it first "
-                           "(https://pytorch.org/get-started/locally/), then run this cell again.")
+# The install cell: at most 8 lines, hidden in JupyterLab (plumbing, not the lesson). Without torch, or when pip
+# cannot fetch the package, it stops with two lines that say what to do. {source} is the package's source.
+INSTALL = '''\
+# Opened alone (Colab, Kaggle, an empty folder)? This installs the course's helpers, course_utils; your torch stays.
+import importlib, importlib.metadata as md, importlib.util as iu, os, subprocess, sys
+if iu.find_spec("course_utils") is None:
+    src = {source}
+    if iu.find_spec("torch") is None or not src or subprocess.run([sys.executable, "-m", "pip", "install", "-q", src, "torch==" + md.version("torch")]).returncode:
+        raise RuntimeError("This lesson needs PyTorch (torch >= 2.4): install it first (https://pytorch.org/get-started/locally/), then run this cell again." if iu.find_spec("torch") is None else
+                           f"Could not install the course's helpers from {{src or 'COURSE_UTILS_SOURCE (not set: %env COURSE_UTILS_SOURCE=<the course wheel, folder or git URL>)'}}.\\nColab or Kaggle: turn on the internet, then run  %pip install '{{src}}'  in a cell. Elsewhere: download the course, run  pip install -e <its folder>, and run this cell again.")
+importlib.invalidate_caches(); import course_utils; course_utils.setup_notebook()
 '''
-SOURCE_PUBLISHED = '''\
-    source = os.environ.get("COURSE_UTILS_SOURCE") or "course-utils @ git+{url}@{ref}"
-'''
-SOURCE_UNPUBLISHED = '''\
-    source = os.environ.get("COURSE_UTILS_SOURCE")
-    if not source:  # tools/standalone.py writes the repository here once pyproject.toml names it
-        raise RuntimeError("Set COURSE_UTILS_SOURCE to the course's wheel, folder or git URL "
-                           "(%env COURSE_UTILS_SOURCE=... in a cell), then run this cell again.")
-'''
-TAIL = '''\
-    pip = [sys.executable, "-m", "pip", "install", "-q", source, "torch==" + importlib.metadata.version("torch")]
-    if subprocess.run(pip).returncode:
-        raise RuntimeError(f"Could not install the course's helpers (pip says why above; offline?): where there "
-                           f"is network, run  %pip install '{source}'  in a cell, then run this cell again.")
-    importlib.invalidate_caches()
-import course_utils
-course_utils.setup_notebook()  # on Colab: lesson 02's widgets and inline figures
-'''
+SOURCE_PUBLISHED = 'os.environ.get("COURSE_UTILS_SOURCE") or "course-utils @ git+{url}@{ref}"'
+SOURCE_UNPUBLISHED = 'os.environ.get("COURSE_UTILS_SOURCE", "")  # tools/standalone.py writes the repository here once published'
 
 
 def settings(root: Path = REPO) -> dict:
@@ -106,9 +91,8 @@ def links_line(cfg: dict, path: str) -> str | None:
 def install_source(cfg: dict) -> str:
     """The install cell's source for this setting."""
     if cfg["url"]:
-        where = f"from $COURSE_UTILS_SOURCE when set (a wheel, a folder, a git URL), else\n# from {cfg['url']} at {cfg['ref']}"
-        return HEAD.format(where=where) + SOURCE_PUBLISHED.format(url=cfg["url"], ref=cfg["ref"]) + TAIL
-    return HEAD.format(where="from $COURSE_UTILS_SOURCE (a wheel, a folder or a git URL)") + SOURCE_UNPUBLISHED + TAIL
+        return INSTALL.format(source=SOURCE_PUBLISHED.format(url=cfg["url"], ref=cfg["ref"]))
+    return INSTALL.format(source=SOURCE_UNPUBLISHED)
 
 
 def _unwrap_print(source: str, call: str = "compare(") -> str:
@@ -141,7 +125,7 @@ def fix_notebook(nb, path: str, cfg: dict) -> None:
     if install.source != source:  # a new install cell: its stored output is no longer this cell's
         install.source, install.outputs, install.execution_count = source, [], None
     # Only these keys are this tool's: the deck's choice (tools/slides.py) and others stay.
-    install.metadata.update({"slideshow": {"slide_type": "skip"}, "tags": [INSTALL_ID]})
+    install.metadata.update({"slideshow": {"slide_type": "skip"}, "tags": [INSTALL_ID], "jupyter": {"source_hidden": True}})
     heading = next((i for i, c in enumerate(cells)
                     if c.cell_type == "markdown" and "This machine vs the references" in c.source), None)
     if heading is not None:  # every core has one; a deeper notebook may not
