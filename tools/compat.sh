@@ -81,7 +81,8 @@ fi
 export JUPYTER_PATH=$VENV/share/jupyter COURSE_PROGRESS=0 COURSE_SCRATCH=$WORK/scratch
 
 lessons=()
-for nb in "$REPO"/notebooks/[0-9][0-9]_*.ipynb; do
+for nb in "$REPO"/notebooks/[0-9][0-9]_*.ipynb "$REPO"/notebooks/deeper/[0-9][0-9]_*.ipynb; do
+  [ -e "$nb" ] || continue
   stem=$(basename "$nb" .ipynb)
   if [ -n "${NOTEBOOKS:-}" ] && ! [[ " $NOTEBOOKS " == *" ${stem:0:2} "* ]]; then continue; fi
   lessons+=("$nb")
@@ -90,12 +91,13 @@ done
 failed=() warned=()
 for nb in "${lessons[@]}"; do
   stem=$(basename "$nb" .ipynb)
+  [ "$(basename "$(dirname "$nb")")" = deeper ] && stem="deeper-$stem"  # a deeper part shares its core's file name
   out=$WORK/$stem.ipynb log=$WORK/$stem.log
   t0=$(date +%s)
   # A cell that never returns (seen once: nbclient waiting for a reply the idle kernel never sent) fails
   # after COMPAT_CELL_TIMEOUT seconds instead of stopping the whole run.
   if timeout "${COMPAT_LESSON_TIMEOUT:-1800}" "$VENV/bin/papermill" -k course-compat --execution-timeout "${COMPAT_CELL_TIMEOUT:-600}" \
-      "$nb" "$out" -p SMOKE True --cwd "$REPO/notebooks" >"$log" 2>&1; then
+      "$nb" "$out" -p SMOKE True --cwd "$(dirname "$nb")" >"$log" 2>&1; then
     status=ok
   else
     status=FAILED; failed+=("$stem")
