@@ -117,7 +117,8 @@ def compare(keys: list[str] | None = None, references: tuple[str, ...] | None = 
     none of these figures, gets no column; a dash means "not measured there". A figure that no GPU
     card has measured but that a published measurement covers (``course_utils.published``) gets
     that figure in a column labelled "published", with its source under the table: never as if the
-    course had measured it. Used by: every notebook's "This machine vs the references" cell.
+    course had measured it. In HTML the table is folded under one line (one compact table per lesson,
+    opened with a click); its text form is the whole table. Used by: every notebook's "This machine vs the references" cell.
     """
     cards = load_cards(results_dir())
     names = [n for n in (references if references is not None else sorted(cards)) if n in cards]
@@ -139,7 +140,9 @@ def compare(keys: list[str] | None = None, references: tuple[str, ...] | None = 
              for n in names]
     sources = sorted({f.source for figs in stand_in.values() for f in figs})
     lines += [f"published, not measured by the course: {s}" for s in sources]
-    return Table(header, rows, note="\n".join(lines) or None)
+    fold = (f"This machine vs {', '.join(names + [f'{d} (published)' for d in pub_devices]) or 'no reference'}: "
+            f"{len(rows)} figure{'' if len(rows) == 1 else 's'} (click to open)")
+    return Table(header, rows, note="\n".join(lines) or None, fold=fold)
 
 
 def save_card(name: str, lesson: str | None = None, device: str = "auto") -> Path:

@@ -40,7 +40,7 @@ class Table:
     """
 
     def __init__(self, header: Sequence[str], rows: Sequence[Sequence[object]], title: str | None = None,
-                 note: str | None = None) -> None:
+                 note: str | None = None, fold: str | None = None) -> None:
         widths = {len(r) for r in rows}
         if widths - {len(header)}:
             raise ValueError(f"every row needs {len(header)} cells (one per header), got rows of {sorted(widths)}")
@@ -49,6 +49,7 @@ class Table:
         self.rows = [[cell_text(v) for v in r] for r in rows]
         self.title = title
         self.note = note
+        self.fold = fold  # when set, the HTML table is folded under this line (<details>): one click opens it
         self.numeric = [all(isinstance(r[i], Number) or r[i] is None for r in self.values) and bool(self.values)
                         for i in range(len(self.header))]
 
@@ -78,8 +79,9 @@ class Table:
         body = "".join(f"<tr>{cells('td', r)}</tr>" for r in self.rows)
         caption = f"<caption>{html.escape(self.title)}</caption>" if self.title else ""
         note = f"<p>{html.escape(self.note).replace(chr(10), '<br>')}</p>" if self.note else ""
-        return (f'<table class="course-table">{caption}<thead><tr>{cells("th", self.header)}</tr></thead>'
-                f"<tbody>{body}</tbody></table>{note}")
+        table = (f'<table class="course-table">{caption}<thead><tr>{cells("th", self.header)}</tr></thead>'
+                 f"<tbody>{body}</tbody></table>{note}")
+        return f"<details><summary>{html.escape(self.fold)}</summary>{table}</details>" if self.fold else table
 
 
 def show_table(header: Sequence[str], rows: Sequence[Sequence[object]], title: str | None = None,

@@ -34,3 +34,10 @@ def test_cell_text(value, text):
 def test_show_table_prints_outside_a_kernel(capsys):
     assert show_table(["k"], [[1]]) is None  # a cell ending in show_table(...) shows the table once
     assert capsys.readouterr().out.strip() == str(Table(["k"], [[1]]))
+
+
+def test_a_folded_table_opens_with_a_click_and_prints_whole():
+    t = Table(["a", "b"], [[1, 2]], fold="two numbers (click to open)")
+    html = t._repr_html_()
+    assert html.startswith("<details><summary>two numbers (click to open)</summary><table") and html.endswith("</details>")
+    assert "details" not in str(t) and "1  2" in str(t)
