@@ -7,11 +7,18 @@ The counts are the ones the course holds itself to (tests/test_lesson_stats.py):
 - **figures**: stored ``image/png`` / ``image/svg+xml`` outputs plus images in markdown (``![..](..)``,
   ``<img``, inline ``<svg``).
 
+- **minutes**: a student's time for the notebook: prose at ``READING_WPM`` words a minute (a careful
+  reader of technical English as a second language), code at ``CODE_LINES_PER_MIN`` lines a minute,
+  ``EXERCISE_MIN`` minutes per checked exercise, plus the notebook's run time in the CPU reference
+  card (``results/cpu-ci.json``). The tracks in README.md and docs/teaching.md are built from these.
+
     python tools/lesson_stats.py            # a table of every core and deeper notebook
     python tools/lesson_stats.py 02 03      # only those whose name starts with 02 or 03
 """
 from __future__ import annotations
 
+import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -21,7 +28,7 @@ import nbformat
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from course_utils.paths import core_notebooks, deeper_notebooks  # noqa: E402
+from course_utils.paths import core_notebooks, deeper_notebooks, notebook_key  # noqa: E402
 
 DETAILS = re.compile(r"<details\b.*?</details>", re.S | re.I)
 MD_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]+\)|<img\b|<svg\b", re.I)
@@ -30,6 +37,10 @@ IMAGE_MIMES = ("image/png", "image/svg+xml", "image/jpeg")
 CORE_WORDS = 2000
 COURSE_WORDS = 20000
 WORDS_BEFORE_OUTPUT = 400
+READING_WPM = 120
+CODE_LINES_PER_MIN = 10
+EXERCISE_MIN = 5
+CARD = REPO / "results" / "cpu-ci.json"
 
 
 class Stats(NamedTuple):
@@ -37,6 +48,8 @@ class Stats(NamedTuple):
     words: int
     figures: int
     before_output: int
+    code_lines: int = 0
+    exercises: int = 0
 
 
 def prose(markdown: str) -> str:
@@ -53,29 +66,49 @@ def words(markdown: str) -> int:
 
 def stats(path: Path) -> Stats:
     nb = nbformat.read(path, as_version=4)
-    total = figures = 0
+    total = figures = code = exercises = 0
     before = None
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             total += words(cell.source)
             figures += len(MD_IMAGE.findall(cell.source))
         elif cell.cell_type == "code":
+            if cell.get("id") != "course-install":  # hidden plumbing: not read
+                code += sum(1 for line in cell.source.splitlines() if line.strip())
+            exercises += "solution" in cell.metadata.get("course", {})
             outs = cell.get("outputs", [])
             figures += sum(1 for o in outs if any(m in o.get("data", {}) for m in IMAGE_MIMES))
             if before is None and outs:
                 before = total
-    return Stats(path.stem, total, figures, total if before is None else before)
+    return Stats(path.stem, total, figures, total if before is None else before, code, exercises)
+
+
+def run_seconds() -> dict[str, float]:
+    """Each notebook's default run in the CPU reference card, by ``notebook_key``."""
+    try:
+        return {k: float(v["seconds"]) for k, v in json.loads(CARD.read_text())["notebooks"].items()}
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def minutes(path: Path, seconds: dict[str, float] | None = None) -> int:
+    """A student's minutes for one notebook (see the module's docstring), rounded up."""
+    s = stats(path)
+    run = (seconds if seconds is not None else run_seconds()).get(notebook_key(path), 0.0)
+    return math.ceil(s.words / READING_WPM + s.code_lines / CODE_LINES_PER_MIN + s.exercises * EXERCISE_MIN + run / 60)
 
 
 def main(prefixes: list[str]) -> int:
-    rows = [(kind, stats(p)) for kind, paths in (("core", core_notebooks()), ("deeper", deeper_notebooks()))
+    rows = [(kind, stats(p), p) for kind, paths in (("core", core_notebooks()), ("deeper", deeper_notebooks()))
             for p in paths if not prefixes or any(p.name.startswith(x) for x in prefixes)]
-    print(f"{'kind':<7}{'notebook':<44}{'words':>7}{'figures':>9}{'before 1st output':>19}")
-    for kind, s in rows:
+    seconds = run_seconds()
+    print(f"{'kind':<7}{'notebook':<36}{'words':>7}{'figures':>9}{'before 1st output':>19}{'code':>6}{'ex':>4}{'minutes':>9}")
+    for kind, s, p in rows:
         flag = " !" if kind == "core" and (s.words > CORE_WORDS or s.before_output > WORDS_BEFORE_OUTPUT
                                           or s.figures < 1) else ""
-        print(f"{kind:<7}{s.name:<44}{s.words:>7}{s.figures:>9}{s.before_output:>19}{flag}")
-    cores = [s for kind, s in rows if kind == "core"]
+        print(f"{kind:<7}{s.name:<36}{s.words:>7}{s.figures:>9}{s.before_output:>19}{s.code_lines:>6}{s.exercises:>4}"
+              f"{minutes(p, seconds):>9}{flag}")
+    cores = [s for kind, s, _ in rows if kind == "core"]
     print(f"cores: {sum(s.words for s in cores)} words (limit {COURSE_WORDS}), {sum(s.figures for s in cores)} figures")
     return 0
 
