@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import REPO, lesson_notebooks
+from conftest import REPO, every_notebook
 
 USED_BY = re.compile(r"Used by:?\s*([^\n]*(?:\n(?!\s*\n)[^\n]*)?)")
 
@@ -22,7 +22,10 @@ def _code(path: Path) -> str:
     return "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
 
 
-LESSONS = {p.stem[:2]: _code(p) for p in lesson_notebooks()}
+# A lesson's code is its core's and its deeper notebook's: "Used by: notebook 01" holds when either uses it.
+LESSONS: dict[str, str] = {}
+for _path in every_notebook():
+    LESSONS[_path.stem[:2]] = LESSONS.get(_path.stem[:2], "") + "\n" + _code(_path)
 
 
 def _claims() -> list[tuple[str, str, list[str]]]:
