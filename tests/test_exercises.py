@@ -9,7 +9,7 @@ import sys
 import nbformat
 import pytest
 
-from conftest import REPO, lesson_notebooks
+from conftest import REPO, every_notebook, lesson_notebooks
 from course_utils.exercises import (REGISTRY, ExerciseNotPassed, Verdict, check, evaluate, exercise,
                                     is_unattempted)
 from course_utils.exercises import core
@@ -110,7 +110,7 @@ def test_every_lesson_has_three_checked_exercises_with_solutions(path):
 
 
 def test_every_registered_exercise_is_used_by_its_lesson():
-    used = {k for p in lesson_notebooks() for k in _lesson_checks(p)[0]}
+    used = {k for p in every_notebook() for k in _lesson_checks(p)[0]}  # a core or its deeper notebook
     unused = sorted(set(REGISTRY) - used)
     assert not unused, f"registered but no lesson checks them: {unused}"
 
@@ -119,8 +119,9 @@ def test_solutions_are_generated_from_the_lessons():
     done = subprocess.run([sys.executable, str(REPO / "tools" / "make_solutions.py"), "--check"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    for path in lesson_notebooks():
-        assert (REPO / "solutions" / path.name).exists()
+    for path in every_notebook():
+        has_exercises = bool(_lesson_checks(path)[0])
+        assert has_exercises <= (REPO / "solutions" / path.relative_to(REPO / "notebooks")).exists(), path
 
 
 # --- wrong types get a hint, untouched starters are "not attempted" (issue 17) --------------------
@@ -228,9 +229,14 @@ def test_lesson02_predict_run_rejects_wrong_types_with_a_hint(bad):
     assert t.verdict is Verdict.WRONG and ".item()" in t.message
 
 
-def test_lesson01_best_size_rejects_a_string_with_a_hint():
-    out = evaluate("01.best_size", "256", measured={64: 3.0, 256: 40.0, 1024: 31.0})
+def test_lesson01_mm_4096_seconds_rejects_a_string_and_names_the_unit_slip():
+    sweep = {64: 3.0, 256: 40.0, 1024: 31.0}
+    out = evaluate("01.mm_4096_seconds", "4.4", measured=sweep)
     assert out.verdict is Verdict.WRONG and "without quotes" in out.message
+    seconds = 2 * 4096**3 / 31e9
+    assert evaluate("01.mm_4096_seconds", seconds, measured=sweep).verdict is Verdict.CORRECT
+    assert "milliseconds" in evaluate("01.mm_4096_seconds", seconds * 1000, measured=sweep).message
+    assert "8" in evaluate("01.mm_4096_seconds", seconds / 8, measured=sweep).message
 
 
 @pytest.mark.parametrize("key, answer", [
@@ -249,7 +255,7 @@ def test_wrong_types_get_a_hint_not_a_crash(key, answer):
     """Lessons 00-02: an answer of the wrong type or shape is *wrong* with a hint that teaches, never an
     exception from the judge itself."""
     ex = REGISTRY[key]
-    context = ex.example or ({"measured": {64: 3.0}} if key == "01.best_size" else {})
+    context = ex.example or ({"measured": {64: 3.0}} if key == "01.mm_4096_seconds" else {})
     out = evaluate(key, answer, **context)
     assert out.verdict is Verdict.WRONG, out
     assert not out.message.startswith("your answer raised"), out.message
