@@ -118,7 +118,7 @@ help:
 	@echo "make nbval      nbval itself on notebooks/ (strict: every cell's output vs the stored one) [NOTEBOOKS='02 03']"
 	@echo "make test-fast  unit tests only (no lesson runs, no process launches): the inner loop, under a minute"
 	@echo "make run        run every notebook headless into build/run/ [DEVICE=auto|cpu|cuda|mps] [SMOKE=1] [RESULTS=name]"
-	@echo "                [NOTEBOOKS='02 03'] [PARAMS='EPOCHS=2000 LR=0.05'] (an unknown parameter name is an error)"
+	@echo "                [NOTEBOOKS='02 03'] [PARAMS='EPOCHS=2000 READ_EVERY=100'] (an unknown parameter name is an error)"
 	@echo "make outputs    re-execute the notebooks in place (the stored outputs nbval compares against), regenerate solutions/"
 	@echo "make slides     offline reveal.js slides of every lesson into build/slides/ (npm ci fetches the JS once)"
 	@echo "make site       the course as a static site, build/site/index.html: works from file:// with no network"
