@@ -36,3 +36,9 @@ def test_the_whole_course_fits_a_student():
     stats = [lesson_stats.stats(p) for p in CORES]
     assert sum(s.words for s in stats) <= lesson_stats.COURSE_WORDS
     assert sum(s.figures for s in stats) >= 30, f"{sum(s.figures for s in stats)} figures in the cores"
+
+
+def test_the_tracks_in_readme_and_teaching_are_todays(capsys):
+    """README.md and docs/teaching.md carry the tracks table lesson_stats computes from the lessons and the
+    CPU reference card; a lesson or the card that changed makes it stale."""
+    assert lesson_stats.write_tracks(write=False) == 0, capsys.readouterr().out

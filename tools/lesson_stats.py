@@ -14,6 +14,7 @@ The counts are the ones the course holds itself to (tests/test_lesson_stats.py):
 
     python tools/lesson_stats.py            # a table of every core and deeper notebook
     python tools/lesson_stats.py 02 03      # only those whose name starts with 02 or 03
+    python tools/lesson_stats.py --tracks [--write]   # the tracks table in README.md and docs/teaching.md
 """
 from __future__ import annotations
 
@@ -98,7 +99,67 @@ def minutes(path: Path, seconds: dict[str, float] | None = None) -> int:
     return math.ceil(s.words / READING_WPM + s.code_lines / CODE_LINES_PER_MIN + s.exercises * EXERCISE_MIN + run / 60)
 
 
+# The one-day track: the question the course was written for (why is the GPU slower?), answered and
+# measured, on the machine the student has. The full course: every core; the deeper notebooks are extra.
+ONE_DAY = ("00", "01", "02")
+TRACK_START, TRACK_END = "<!-- tracks: tools/lesson_stats.py --tracks --write -->", "<!-- /tracks -->"
+TRACK_FILES = (REPO / "README.md", REPO / "docs" / "teaching.md")
+
+
+def title(path: Path) -> str:
+    """The lesson's title, as its first line says it ("# 02 · Iris on CPU vs GPU: why ..." -> "Iris on CPU vs GPU")."""
+    first = nbformat.read(path, as_version=4).cells[0].source.splitlines()[0]
+    return re.split(r":| — | - ", first.split("·", 1)[-1].strip(), maxsplit=1)[0].strip()
+
+
+def tracks_table() -> str:
+    """The tracks as a markdown table: each core's minutes, the deeper notebook's, and each track's sum."""
+    seconds = run_seconds()
+    deeper = {p.name[:2]: p for p in deeper_notebooks()}
+    rows, day = [], 0
+    lines = [f"Minutes for a student: prose read at {READING_WPM} words a minute (a careful reader of technical "
+             f"English as a second language), code at {CODE_LINES_PER_MIN} lines a minute, {EXERCISE_MIN} minutes "
+             "per exercise, plus the notebook's run on the course's reference CPU (`results/cpu-ci.json`).", "",
+             "| lesson | core (min) | one-day track | deeper (min) |", "|---|---:|:---:|---:|"]
+    full = extra = 0
+    for core in core_notebooks():
+        nn, m = core.name[:2], minutes(core, seconds)
+        d = minutes(deeper[nn], seconds) if nn in deeper else 0
+        full, extra = full + m, extra + d
+        day += m if nn in ONE_DAY else 0
+        rows.append(f"| {nn} · [{title(core)}](notebooks/{core.name}) | {m} | "
+                    f"{'✓' if nn in ONE_DAY else ''} | {d or '-'} |")
+    lines += rows
+    lines += [f"| **total** | **{full}** ({full / 60:.1f} h) | **{day}** ({day / 60:.1f} h) | {extra} ({extra / 60:.1f} h) |"]
+    return "\n".join(lines)
+
+
+def write_tracks(write: bool) -> int:
+    """Put :func:`tracks_table` between the markers of each file in TRACK_FILES; 1 if one is stale."""
+    stale = 0
+    for path in TRACK_FILES:
+        text = path.read_text(encoding="utf-8")
+        if TRACK_START not in text:
+            print(f"{path.relative_to(REPO)}: no tracks marker {TRACK_START}")
+            stale = 1
+            continue
+        head, rest = text.split(TRACK_START, 1)
+        _, tail = rest.split(TRACK_END, 1)
+        table = tracks_table()
+        if path.parent.name == "docs":
+            table = table.replace("](notebooks/", "](../notebooks/")
+        new = f"{head}{TRACK_START}\n{table}\n{TRACK_END}{tail}"
+        if new != text:
+            stale = 1
+            if write:
+                path.write_text(new, encoding="utf-8")
+            print(f"{path.relative_to(REPO)}: {'rewritten' if write else 'out of date (run with --tracks --write)'}")
+    return 0 if write else stale
+
+
 def main(prefixes: list[str]) -> int:
+    if "--tracks" in prefixes:
+        return write_tracks("--write" in prefixes)
     rows = [(kind, stats(p), p) for kind, paths in (("core", core_notebooks()), ("deeper", deeper_notebooks()))
             for p in paths if not prefixes or any(p.name.startswith(x) for x in prefixes)]
     seconds = run_seconds()
