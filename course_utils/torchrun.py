@@ -55,11 +55,14 @@ def check_gpus(nproc_per_node: int, backend: str | None) -> None:
     import torch  # only here: the launcher itself does not need torch
 
     visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    where = f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}"
+    if visible == 0:
+        raise ValueError(f"backend 'nccl' needs NVIDIA GPUs, and no GPU is visible here ({where}): "
+                         "use backend 'gloo' on the CPU")
     if nproc_per_node > visible:
         raise ValueError(
             f"nproc_per_node={nproc_per_node} with backend 'nccl' needs {nproc_per_node} GPUs on this node, "
-            f"one per rank, but {visible} {'is' if visible == 1 else 'are'} visible "
-            f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}): "
+            f"one per rank, but {visible} {'GPU is' if visible == 1 else 'GPUs are'} visible ({where}): "
             f"use nproc_per_node <= {visible}, or backend 'gloo' on the CPU")
 
 

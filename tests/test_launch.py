@@ -211,8 +211,10 @@ def test_a_job_between_real_hosts_has_no_loopback_setting(host, monkeypatch):
 def test_more_nccl_ranks_than_gpus_is_refused_before_launch():
     torch = pytest.importorskip("torch")
     visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    with pytest.raises(ValueError, match=f"needs {visible + 1} GPUs on this node, one per rank"):
+    want = "no GPU is visible here" if visible == 0 else f"needs {visible + 1} GPUs on this node, one per rank"
+    with pytest.raises(ValueError, match=want) as refused:
         L.torchrun_command("mypackage.train", nproc_per_node=visible + 1, backend="nccl")
+    assert "<= 0" not in str(refused.value), "never suggests nproc_per_node <= 0"
     L.torchrun_command("mypackage.train", nproc_per_node=visible + 1, backend="gloo")  # gloo: any number
     if visible:
         L.torchrun_command("mypackage.train", nproc_per_node=visible, backend="nccl")
