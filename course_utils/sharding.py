@@ -1,12 +1,11 @@
-"""What lesson 11's sharded-training script imports so that the script itself stays about FSDP2:
-the FSDP2 imports for every supported torch, a toy model with an initialisation that gives the same
-weights whether a parameter is whole or a shard, the per-step batch, two measurements (bytes held
-per rank, and the peak plus the collectives of one step, from ``torch.profiler``), and checkpoint
-folders that are committed atomically.
+"""What lesson 11's sharded-training script (``course_utils/fsdp_train.py``) imports so that the
+script itself stays about FSDP2: the lesson's torch floor, the FSDP2 imports, a toy model with an
+initialisation that gives the same weights whether a parameter is whole or a shard, the per-step
+batch, two measurements (bytes held per rank, and the peak plus the collectives of one step, from
+``torch.profiler``), and checkpoint folders that are committed atomically.
 
-The script (``fsdp_train.py``) is written by notebook 11's ``%%writefile`` cells into the lesson's
-scratch folder and launched with torchrun; ``child_environment`` puts the repository on the
-workers' ``PYTHONPATH``, so ``from course_utils.sharding import ...`` works there.
+The script is launched with torchrun (``-m course_utils.fsdp_train``); ``child_environment`` puts the
+repository on the workers' ``PYTHONPATH``, so ``from course_utils.sharding import ...`` works there.
 """
 from __future__ import annotations
 
@@ -26,14 +25,55 @@ from .atomic import fsync_dir
 from .memtrack import storage_bytes
 
 
+#: The first torch whose FSDP2 trains correctly on CPU processes (gloo). Evidence, from each release's
+#: source and from runs of both lesson-11 notebooks (tools/compat.sh, Python 3.12, 2026-12-04):
+#: 2.4's ``FSDPCommContext.init`` (``_composable/fsdp/_fsdp_param_group.py``) creates four
+#: ``torch.cuda.Stream``s; 2.5's ``lazy_init`` raises "FSDP requires CUDA for streams" without CUDA;
+#: 2.6 asks ``_get_device_handle(device.type)`` for its streams, but ``torch.cpu.Stream`` has no
+#: ``record_event``, which ``foreach_all_gather`` calls (2.6.0: every rank stops with "'Stream' object
+#: has no attribute 'record_event'"); 2.7.1 and 2.8.0 run, but ZeRO-2/ZeRO-3 on 2 gloo ranks end
+#: 3.7e-5 (mean) from one process's weights instead of 5e-9, as if gradients were summed, not
+#: averaged (probably: gloo's reduce-scatter then ran its all-reduces without the reduce op, as the
+#: diff of pytorch PR 149869 shows);
+#: 2.9.1, 2.10.0, 2.11.0 and 2.13.0 pass every check.
+FSDP2_CPU_FLOOR = (2, 9)
+
+
+class TorchTooOld(RuntimeError):
+    """Raised at a lesson's setup when its torch is below the lesson's own floor. Jupyter shows it as
+    its one-line message, without a traceback (``_render_traceback_``)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self)]
+
+
+def fsdp2_floor_problem(version: str | None = None) -> str | None:
+    """``None`` when ``version`` (default: this torch) runs lesson 11, else the one line that says why
+    not and what to do, for :func:`require_fsdp2` (lesson 11's setup) and its tests."""
+    version = version or torch.__version__
+    m = re.match(r"(\d+)\.(\d+)", version)
+    if m is None or (int(m.group(1)), int(m.group(2))) >= FSDP2_CPU_FLOOR:
+        return None
+    floor = ".".join(map(str, FSDP2_CPU_FLOOR))
+    return (f"Lesson 11 needs torch >= {floor} for FSDP2 on a CPU; this is {version}: before {floor}, FSDP2 "
+            f"on the CPU stops (before 2.7) or ends far from one process's weights (2.7, 2.8). Install "
+            f"torch >= {floor} (pip install -U torch), restart the kernel and run the lesson again.")
+
+
+def require_fsdp2(version: str | None = None) -> None:
+    """Stop the lesson at its setup, with one line, below its floor (:func:`fsdp2_floor_problem`).
+    Used by: notebook 11."""
+    problem = fsdp2_floor_problem(version)
+    if problem:
+        raise TorchTooOld(problem)
+
+
 def fsdp_api() -> tuple[Any, Any, Any]:
-    """``(fully_shard, MixedPrecisionPolicy, CPUOffloadPolicy)``. Public as ``torch.distributed.fsdp``
-    since torch 2.6; in 2.4 and 2.5 the same objects lived in ``torch.distributed._composable.fsdp``.
-    Used by: notebook 11 (its script)."""
-    try:
-        from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
-    except ImportError:  # torch 2.4, 2.5
-        from torch.distributed._composable.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
+    """``(fully_shard, MixedPrecisionPolicy, CPUOffloadPolicy)``, public in ``torch.distributed.fsdp``
+    since torch 2.6 (the lesson's floor is 2.9). Used by: lesson 11's script, course_utils/fsdp_train.py."""
+    require_fsdp2()
+    from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
+
     return fully_shard, MixedPrecisionPolicy, CPUOffloadPolicy
 
 
@@ -156,7 +196,7 @@ def profile_step(world: int) -> Iterator[StepProfile]:
     memory events (every allocation and free, also the storage resizes FSDP2 uses to free gathered
     weights) give the peak; the c10d operators give what was asked for; the backend's events (gloo
     names them ``gloo:all_reduce`` etc., with the tensor's shape and dtype) give what ran and its
-    size. Used by: notebook 11 (its script)."""
+    size. Used by: lesson 11's script, course_utils/fsdp_train.py."""
     from torch.profiler import ProfilerActivity, profile
 
     from .profiling import quiet_kineto
@@ -172,13 +212,17 @@ def profile_step(world: int) -> Iterator[StepProfile]:
     for e in prof.events():
         if e.name in C10D_OPS:
             result.calls[C10D_OPS[e.name]] = result.calls.get(C10D_OPS[e.name], 0) + 1
-            continue
-        m = re.match(r"^(?:gloo|nccl):_?(all_reduce|all_gather|allgather|reduce_scatter|broadcast)", e.name)
-        if not m or not e.input_shapes:
+    # The backend's events, read from the kineto events themselves: their shapes() and dtypes() exist in
+    # every torch from the lesson's floor (2.9) up, while FunctionEvent.input_dtypes is newer than 2.11
+    # (without it a bf16 tensor would be counted at 4 bytes per element).
+    for e in prof.profiler.kineto_results.events():
+        m = re.match(r"^(?:gloo|nccl):_?(all_reduce|all_gather|allgather|reduce_scatter|broadcast)", e.name())
+        shapes = e.shapes() if m else None
+        if not shapes:
             continue
         op = {"allgather": "all_gather"}.get(m.group(1), m.group(1))
-        dtypes = getattr(e, "input_dtypes", None) or ["float"]
-        size = _numel(e.input_shapes[0]) * _element_size(dtypes[0]) * (world if op == "all_gather" else 1)
+        dtypes = list(e.dtypes()) or ["float"]
+        size = _numel(shapes[0]) * _element_size(dtypes[0]) * (world if op == "all_gather" else 1)
         row = result.backend.setdefault(op, {"count": 0, "bytes": 0, "wire_bytes": 0.0})
         row["count"] += 1
         row["bytes"] += size
@@ -209,13 +253,21 @@ def mean_over_ranks(loss: torch.Tensor) -> float:
     return total.item() / dist.get_world_size()
 
 
-def watch(held: dict[str, int], prof: StepProfile, device: torch.device, mode: str, budget_mb: float) -> dict:
+def watch(held: dict[str, int], prof: StepProfile, device: torch.device, mode: str, budget_mb: float,
+          cuda_start: int = 0) -> dict:
     """One profiled step's measurements on this rank; raises if its peak passes ``budget_mb`` (0: no
-    budget). The peak is what was held at the start plus the allocator's peak above it (CPU), or the
-    CUDA allocator's own peak (``torch.cuda.max_memory_allocated``, reset before the step)."""
+    budget). The peak is what was held at the start plus the allocator's highest point above the
+    step's start: on the CPU from the profiler's memory events, on CUDA from
+    ``torch.cuda.max_memory_allocated`` (reset before the step) minus ``cuda_start``, the bytes
+    allocated when the step began. Both measure the same thing, so nothing else left on the device
+    (a previous mode's tensors, the batch) counts. Used by: lesson 11's script, course_utils/fsdp_train.py."""
     import torch.distributed as dist
 
-    peak = torch.cuda.max_memory_allocated(device) if device.type == "cuda" else sum(held.values()) + prof.peak_bytes
+    if device.type == "cuda":
+        rise = max(0, torch.cuda.max_memory_allocated(device) - cuda_start)
+    else:
+        rise = prof.peak_bytes
+    peak = sum(held.values()) + rise
     if budget_mb and peak > budget_mb * 2**20:
         raise MemoryError(f"rank {dist.get_rank()} ({mode}, world size {dist.get_world_size()}) peaked at "
                           f"{peak / 2**20:.2f} MiB, over its budget of {budget_mb:.2f} MiB: shard the model over more ranks")
@@ -251,7 +303,7 @@ def tmp_dir(root: str | Path, step: int) -> Path:
 def commit(root: str | Path, step: int) -> Path:
     """Rename a finished save's temporary folder onto its real name (rank 0 only, after a barrier),
     like lesson 07's files: ``os.replace`` then ``fsync`` of the folder. Refuses to replace an
-    existing checkpoint: a step is saved once. Used by: notebook 11 (its script)."""
+    existing checkpoint: a step is saved once. Used by: lesson 11's script, course_utils/fsdp_train.py."""
     src, dst = tmp_dir(root, step), step_dir(root, step)
     if dst.exists():
         raise FileExistsError(f"{dst} exists already: not overwriting a committed checkpoint")
@@ -268,7 +320,8 @@ def clear_tmp(root: str | Path, step: int) -> None:
 def check_compatible(folder: str | Path, state: dict[str, Any], prefix: str = "model.") -> None:
     """Refuse, before anything is loaded, a DCP checkpoint saved from another model: every tensor of
     ``state`` (under ``prefix`` in the checkpoint) must be there with the same global shape. The
-    message names the first mismatch; nothing is read into the model. Used by: notebook 11."""
+    message names the first mismatch; nothing is read into the model. Used by: lesson 11's script
+    (course_utils/fsdp_train.py) and the deeper part of lesson 11."""
     from torch.distributed.checkpoint import FileSystemReader
 
     folder = Path(folder)
@@ -288,6 +341,6 @@ def check_compatible(folder: str | Path, state: dict[str, Any], prefix: str = "m
                              f"{tuple(value.shape)} here")
 
 
-__all__ = ["C10D_OPS", "WIRE", "StepProfile", "check_compatible", "clear_tmp", "commit", "complete_checkpoints",
-           "fsdp_api", "full_value", "global_batch", "held_bytes", "init_weights_", "make_model", "mean_over_ranks",
-           "my_rows", "profile_step", "show_shard", "step_dir", "tmp_dir", "watch"]
+__all__ = ["C10D_OPS", "FSDP2_CPU_FLOOR", "WIRE", "StepProfile", "TorchTooOld", "check_compatible", "clear_tmp", "commit", "complete_checkpoints",
+           "fsdp2_floor_problem", "fsdp_api", "full_value", "global_batch", "held_bytes", "init_weights_", "make_model", "mean_over_ranks",
+           "my_rows", "profile_step", "require_fsdp2", "show_shard", "step_dir", "tmp_dir", "watch"]

@@ -1,14 +1,12 @@
-"""Lesson 11's helpers (course_utils.sharding, memplan.zero_bytes_per_rank) in this process, and the
-lesson's FSDP2 script launched for real with torchrun (gloo, CPU processes) with the bad input the
-lesson never gives it. (That every variant equals one process, that checkpoints reshard 2 -> 1 and
-1 -> 2, that an interrupted save leaves the previous checkpoint and that a run over its budget fails
-clearly, the lesson's own cells launch and assert in its run in tests/test_standalone.py.)
-
-The script is the one the lesson writes with its ``%%writefile`` cells, built from the notebook the
-way the lesson joins it, so what is tested is what the student reads and edits."""
+"""Lesson 11's helpers (course_utils.sharding, memplan.zero_bytes_per_rank) and its training script
+(course_utils.fsdp_train, which the core and the deeper notebook launch and print) in this process,
+and the script launched for real with torchrun (gloo, CPU processes) with the bad input the lesson
+never gives it. (That every variant equals one process, that checkpoints reshard 2 -> 1 and 1 -> 2,
+that an interrupted save leaves the previous checkpoint and that a run over its budget fails clearly,
+the lesson's own cells launch and assert in its runs in tests/test_standalone.py.)"""
 from __future__ import annotations
 
-import re
+import importlib
 from pathlib import Path
 
 import nbformat
@@ -23,8 +21,8 @@ from course_utils.memplan import zero_bytes_per_rank
 from course_utils.sharding import (check_compatible, commit, complete_checkpoints, full_value, global_batch,
                                    held_bytes, init_weights_, make_model, my_rows, profile_step, step_dir, tmp_dir)
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "11_sharding_fsdp.ipynb"
-PART = re.compile(r'%%writefile "\{PARTS\}/(\w+\.py)"')
+NOTEBOOKS = [Path(__file__).resolve().parents[1] / "notebooks" / name
+             for name in ("11_sharding_fsdp.ipynb", "deeper/11_sharding_fsdp.ipynb")]
 SMALL = ["--device", "cpu", "--width", 32, "--layers", 2, "--global-batch", 8, "--steps", 4, "--timeout", 30]
 gloo = pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs gloo")
 
@@ -87,6 +85,10 @@ def test_profile_step_counts_ddp_all_reduce_and_fsdp2_on_one_rank_calls_none(one
         ddp(torch.randn(4, 32)).sum().backward()
     assert prof.calls.get("all-reduce", 0) >= 1 and prof.backend["all_reduce"]["bytes"] == 4 * n
     assert prof.peak_bytes > 0
+    half = DDP(make_model(32, 1).to(torch.bfloat16))  # the bytes follow the tensor's dtype: 2 per element
+    with profile_step(1) as prof:
+        half(torch.randn(4, 32, dtype=torch.bfloat16)).sum().backward()
+    assert prof.backend["all_reduce"]["bytes"] == 2 * n
     fully_shard = fsdp_api()[0]
     model = make_model(32, 1)
     for layer in model:
@@ -120,6 +122,82 @@ def test_checkpoint_folders_commit_once_and_refuse_another_model(tmp_path, one_r
     assert sorted((p.name, p.stat().st_size) for p in step_dir(tmp_path, 2).iterdir()) == before
 
 
+def _script_args(*extra):
+    from course_utils.fsdp_train import parser
+
+    return parser.parse_args([*map(str, SMALL), *map(str, extra)])
+
+
+@gloo
+@pytest.mark.parametrize("mode", ["zero2", "zero3", "zero3_bf16", "zero3_offload"])
+def test_fully_shard_gets_the_runs_own_mesh_never_its_default(mode, monkeypatch, one_rank_group):
+    # Finding 11-1: without mesh=, fully_shard builds a mesh on the machine's accelerator (a CUDA GPU
+    # whenever one is visible), so a gloo run on the CPU got a CUDA mesh and every rank failed. Here the
+    # default mesh raises, so a fully_shard call without the run's mesh fails on a CPU-only machine too.
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp._fully_shard import _fully_shard as impl
+
+    from course_utils.fsdp_train import build, train_step
+
+    def default_mesh(*args, **kwargs):
+        raise AssertionError("fully_shard fell back to its default mesh (the accelerator's), not the run's")
+
+    for name in ("_init_default_mesh", "_init_default_fully_shard_mesh"):  # the name changed across releases
+        if hasattr(impl, name):
+            monkeypatch.setattr(impl, name, default_mesh)
+    device = torch.device("cpu")
+    mesh = init_device_mesh(device.type, (1,))
+    model, opt = build(mode, _script_args(), device, mesh)
+    assert {p.device_mesh.device_type for p in model.parameters()} == {device.type}
+    x, y = global_batch(0, 8, 32)
+    loss = train_step(model, opt, x, y)  # the lazy init and one whole step, on the run's mesh
+    assert torch.isfinite(loss)
+
+
+@gloo
+def test_bf16_policy_gives_the_loss_fp32_outputs(one_rank_group):
+    # Bug: with param_dtype=bf16 and no output_dtype the model's output was bf16 and the target fp32;
+    # mse_loss's backward then raised "Found dtype Float but expected BFloat16" (torch 2.11's CPU kernel).
+    from torch.distributed.device_mesh import init_device_mesh
+
+    from course_utils.fsdp_train import build
+
+    model, opt = build("zero3_bf16", _script_args(), torch.device("cpu"), init_device_mesh("cpu", (1,)))
+    x, y = global_batch(0, 8, 32)
+    out = model(x)
+    assert out.dtype == torch.float32 == y.dtype
+    torch.nn.functional.mse_loss(out, y).backward()
+    assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in model.parameters())  # fp32 shards
+
+
+@pytest.mark.parametrize("version", ["2.4.1", "2.4.1+cu121", "2.5.1", "2.6.0+cu124", "2.7.1", "2.8.0a0+git1234"])
+def test_below_the_floor_the_lesson_stops_with_one_line(version):
+    from course_utils.sharding import TorchTooOld, fsdp2_floor_problem, require_fsdp2
+
+    line = fsdp2_floor_problem(version)
+    assert line.startswith("Lesson 11 needs torch >= 2.9 for FSDP2 on a CPU; this is " + version)
+    with pytest.raises(TorchTooOld) as stopped:
+        require_fsdp2(version)
+    shown = stopped.value._render_traceback_()  # what Jupyter prints: the line, no traceback
+    assert shown == [line] and "\n" not in line
+
+
+@pytest.mark.parametrize("version", ["2.9.0", "2.9.1+cu128", "2.11.0+cu130", "2.13.0+cpu", "3.0.0"])
+def test_from_the_floor_up_the_lesson_runs(version):
+    from course_utils.sharding import fsdp2_floor_problem, require_fsdp2
+
+    assert fsdp2_floor_problem(version) is None
+    require_fsdp2(version)
+    require_fsdp2()  # this torch (the course's environment is above the floor)
+
+
+def test_both_notebooks_check_the_floor_in_their_setup():
+    for path in NOTEBOOKS:
+        code = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+        setup = next(i for i, src in enumerate(code) if "check_params(" in src)
+        assert "require_fsdp2()" in code[setup], f"{path.name}: the setup cell must stop below the floor"
+
+
 def test_nccl_with_more_ranks_than_gpus_is_refused_before_launch():
     visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
     with pytest.raises(ValueError, match="one per rank"):
@@ -129,27 +207,14 @@ def test_nccl_with_more_ranks_than_gpus_is_refused_before_launch():
 # ------------------------------------------------------------------ the lesson's script, real processes
 
 
-def script_from_notebook(folder: Path) -> Path:
-    """fsdp_train.py from the lesson's ``%%writefile "{PARTS}/NAME.py"`` cells, joined as the lesson joins them."""
-    parts = {}
-    for cell in nbformat.read(NOTEBOOK, as_version=4).cells:
-        first, _, body = cell.source.partition("\n")
-        if cell.cell_type == "code" and (m := PART.fullmatch(first.strip())):
-            parts[m.group(1)] = body
-    assert len(parts) == 8, f"found {len(parts)} of the lesson's 8 %%writefile parts"
-    script = folder / "fsdp_train.py"
-    script.write_text("\n\n\n".join(parts[name].strip("\n") for name in sorted(parts)) + "\n")
-    return script
-
-
-def run(script, out, *args, nproc=2, timeout=120):
-    cmd = L.torchrun_command(str(script), [*map(str, SMALL), "--out", str(out), *map(str, args)],
-                             nproc_per_node=nproc, module=False)
+def run(out, *args, nproc=2, timeout=120):
+    cmd = L.torchrun_command("course_utils.fsdp_train", [*map(str, SMALL), "--out", str(out), *map(str, args)],
+                             nproc_per_node=nproc)
     return L.launch(cmd, timeout=timeout, env=L.child_environment(nproc), echo=False)
 
 
-# Launched by lesson 11's own cells, at its default size, in its run in tests/test_standalone.py (the
-# same script, built from the same %%writefile cells), each asserted there: every fp32 variant on 1, 2
+# Launched by lesson 11's own cells (core and deeper), at their default size, in their runs in
+# tests/test_standalone.py (the same script), each asserted there: every fp32 variant on 1, 2
 # and 4 ranks equals one process (mean weight difference < 1e-7, largest < 1e-4, losses < 1e-5); a
 # checkpoint saved by 2 ranks resumes on 1, one saved by 1 resumes on 2, and loading writes nothing; a
 # rank crashing inside a save leaves the previous checkpoint the only committed one; a run over its
@@ -160,8 +225,28 @@ def run(script, out, *args, nproc=2, timeout=120):
 @pytest.mark.slow
 @gloo
 def test_a_global_batch_the_ranks_cannot_split_fails_with_a_clear_message(tmp_path):
-    script = script_from_notebook(tmp_path)
     with pytest.raises(L.LaunchError) as indivisible:
-        run(script, tmp_path / "i", "--modes", "zero3", "--global-batch", 3, "--ckpt", tmp_path / "ck", "--save-at", 2)
+        run(tmp_path / "i", "--modes", "zero3", "--global-batch", 3, "--ckpt", tmp_path / "ck", "--save-at", 2)
     assert "must be a multiple of the world size 2" in indivisible.value.result.output
     assert complete_checkpoints(tmp_path / "ck") == []
+
+
+def test_the_figures_draw_measured_bars_solid_and_predicted_ones_hatched():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from course_utils.diagrams.lesson11 import bytes_sent_per_step, what_each_rank_holds
+
+    n = 1000
+    formula = {m: {"params": 4 * n / w, "grads": 4 * n / g, "optimizer": 8 * n / s}
+               for m, (w, g, s) in {"ddp": (1, 1, 1), "zero1": (1, 1, 2), "zero2": (2, 2, 2), "zero3": (2, 2, 2)}.items()}
+    measured = {"ddp": formula["ddp"], "zero1": formula["zero1"], "zero2": formula["zero2"], "zero3": None}
+    fig = what_each_rank_holds(measured, formula, 2, gathered_zero2=2 * n)
+    bars = [p for p in fig.axes[0].patches if p.get_height() > 0]
+    assert len(bars) == 4 * 3 + 1  # three parts per stage, and ZeRO-2's gathered weights
+    assert [bool(p.get_hatch()) for p in bars[-3:]] == [True, True, True]  # ZeRO-3 not run: predicted
+    assert not any(p.get_hatch() for p in bars[:3])  # DDP measured: solid
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert any("predicted" in t for t in texts) and any("during the step" in t for t in texts)
+    fig2 = bytes_sent_per_step({"ddp": {"all-reduce": 4 * n}, "zero3": {"all-gather": 8 * n, "all-reduce": 4 * n}}, 4 * n, 2)
+    assert [t.get_text() for t in fig2.axes[0].texts] == ["1.00x", "3.00x"]
