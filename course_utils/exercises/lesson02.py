@@ -1,7 +1,9 @@
-"""Lesson 02's exercises: a training loop that reads the loss every N epochs (judged by running it
-and counting the reads), a whole run predicted from this run's measured parts, where the work
-outgrows the overhead in this run's sweep, and which part of a step momentum makes longer (judged
-by counting the operators of each part)."""
+"""Lesson 02's exercises: the transfer exercise (make a training function of your own device-agnostic,
+with the data moved once and no read in every epoch: judged by running it and counting the reads and
+moves), a whole run predicted from this run's measured parts, the width at which the work of a step
+outgrows its overhead (computed from this run's numbers), and, in the deeper notebook, a loop that
+reads the loss every N epochs and which part of a step momentum makes longer (a prediction judged by
+counting the operators of each part, made before the timing is shown)."""
 from __future__ import annotations
 
 import collections
@@ -134,35 +136,44 @@ def _predict_run(answer: Any, *, parts_us: dict[str, float], epochs: int = 20_00
 
 
 # --- 02.overhead_width -------------------------------------------------------------------------
+# Not read off a printed sweep: the student computes, from this run's overhead and matmul rate, the
+# width at which a step's arithmetic would take as long as its fixed overhead (the simple model of
+# lesson 02: below that width the overhead sets the time, above it the work does).
 
-def overhead_width(sizes: list[int], cpu_ms: list[float], dev_ms: list[float] | None = None) -> int | None:
-    """With an accelerator's times: the smallest width from which it is faster at every larger width.
-    Without: the smallest width whose CPU step takes at least twice the step at the smallest width
-    (from there on the work, not the fixed overhead, sets the time). None: not in this sweep."""
-    for i, s in enumerate(sizes):
-        if dev_ms is not None and all(d < c for c, d in zip(cpu_ms[i:], dev_ms[i:])):
-            return s
-        if dev_ms is None and cpu_ms[i] >= 2 * cpu_ms[0]:
-            return s
-    return None
+FLOP_PER_WIDTH = 4_080   # matmul FLOP of one iris training step per hidden unit, batch 120 (40,800 at width 10)
 
 
-_SWEEP_EXAMPLE = {"sizes": [10, 100, 1_000, 4_000], "cpu_ms": [0.06, 0.07, 0.2, 0.9], "dev_ms": None}
+def overhead_width(host_us: float, matmul_gflops: float, flop_per_width: float = FLOP_PER_WIDTH) -> float:
+    """The hidden width at which one step's matmul FLOP (``flop_per_width`` x width), done at
+    ``matmul_gflops``, take as long as ``host_us`` microseconds of overhead."""
+    return host_us * 1e-6 * matmul_gflops * 1e9 / flop_per_width
 
 
-@exercise("02.overhead_width", right=lambda: 1_000, wrong=lambda: 4_000, example=_SWEEP_EXAMPLE)
-def _overhead_width(answer: Any, *, sizes: list[int], cpu_ms: list[float], dev_ms: list[float] | None = None,
-                    **context: Any) -> str | None:
-    truth = overhead_width(sizes, cpu_ms, dev_ms)
-    if answer == truth:
+_WIDTH_EXAMPLE = {"host_us": 236.0, "matmul_gflops": 83.6}
+
+
+@exercise("02.overhead_width", right=lambda: overhead_width(**_WIDTH_EXAMPLE),
+          wrong=lambda: overhead_width(**_WIDTH_EXAMPLE) / 10, example=_WIDTH_EXAMPLE)
+def _overhead_width(answer: Any, *, host_us: float, matmul_gflops: float, **context: Any) -> str | None:
+    wrong_type = number_hint(answer, "a width (a number of hidden units)")
+    if wrong_type:
+        return wrong_type
+    truth = overhead_width(host_us, matmul_gflops)
+    if close(answer, truth, rel=0.05):
         return None
-    if answer is not None and answer not in sizes:
-        return f"answer with one of the sweep's widths {sizes}, or None if no width qualifies."
-    if dev_ms is not None:
-        return ("'starts to win' means from this width on, at every larger width of the sweep too: "
-                "walk the widths from the smallest and stop at the first from which the device is faster at all of them.")
-    return ("compare each width's CPU time per step with the time at the smallest width: the first that is at least "
-            "twice as long is where the work starts to outweigh the fixed overhead of a step.")
+    for factor, hint in ((1e6, "the overhead is in microseconds: 1 us = 1e-6 s."),
+                         (1e-6, "the overhead is in microseconds: 1 us = 1e-6 s."),
+                         (1e9, "the rate is in GFLOP/s: 1 GFLOP/s = 1e9 FLOP/s."),
+                         (1e-9, "the rate is in GFLOP/s: 1 GFLOP/s = 1e9 FLOP/s."),
+                         (1e3, "check the units: us (1e-6 s) and GFLOP/s (1e9 FLOP/s)."),
+                         (1e-3, "check the units: us (1e-6 s) and GFLOP/s (1e9 FLOP/s)."),
+                         (0.1, f"a step does {FLOP_PER_WIDTH:,} FLOP per hidden unit (40,800 at width 10, not per step "
+                               "at every width)."),
+                         (10, f"a step does {FLOP_PER_WIDTH:,} FLOP per hidden unit: 40,800 is the total at width 10.")):
+        if close(answer, truth * factor, rel=0.05):
+            return hint
+    return ("FLOP the CPU can do in the overhead's time = overhead (s) x rate (FLOP/s); divide by the FLOP one "
+            "hidden unit adds to a step.")
 
 
 # --- 02.momentum_part --------------------------------------------------------------------------
@@ -205,3 +216,170 @@ def _momentum_part(answer: Any, **context: Any) -> str | None:
         return ("momentum changes how a gradient is *used* once it exists, not how the loss or the gradient is "
                 "computed: which part of the step updates the weights from the gradients?")
     return "zero_grad only clears gradients; the momentum buffers are read and written somewhere else."
+
+
+# --- 02.train_right: the transfer exercise -------------------------------------------------------
+# The student fixes a training function of their own, starting from the "GPU training" post's loop.
+# The judge runs it on a hidden problem at two lengths and counts, during each run, the reads from
+# the device back to Python and the calls that move tensors or the model. A read or a move inside
+# the loop shows up as a count that grows with the number of epochs; one read at the end does not.
+
+_READS = ("tolist", "numpy", "cpu")          # methods that bring a tensor's values back to the host
+_MOVES = ("to", "cuda")                      # methods that move (or copy) a tensor to a device
+_MISSING = object()
+
+
+class _Counting:
+    """Counts device-to-host reads and tensor moves while active.
+
+    Reads: every ``aten::_local_scalar_dense`` (what ``.item()``, ``float(t)``, ``int(t)`` and
+    ``bool(t)`` run, seen by a dispatch mode) plus every call of ``Tensor.tolist``, ``.numpy`` and
+    ``.cpu``. Moves: every call of ``Tensor.to`` and ``Tensor.cuda`` (``Module.to`` calls
+    ``Tensor.to`` once per parameter). The methods are wrapped on ``torch.Tensor`` for the run only,
+    and put back afterwards, also when the student's code raises."""
+
+    def __init__(self) -> None:
+        self.reads = self.moves = 0
+        self._saved: dict[str, Any] = {}
+        self._ops = _CountOps()
+
+    def _wrap(self, name: str, kind: str) -> None:
+        self._saved[name] = torch.Tensor.__dict__.get(name, _MISSING)
+        original = getattr(torch.Tensor, name)
+
+        def counted(tensor, *args, **kwargs):
+            setattr(self, kind, getattr(self, kind) + 1)
+            return original(tensor, *args, **kwargs)
+
+        setattr(torch.Tensor, name, counted)
+
+    def __enter__(self) -> "_Counting":
+        for name in _READS:
+            self._wrap(name, "reads")
+        for name in _MOVES:
+            self._wrap(name, "moves")
+        self._ops.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._ops.__exit__(*exc)
+        self.reads += self._ops.ops["_local_scalar_dense"]
+        for name, old in self._saved.items():
+            if old is _MISSING:
+                delattr(torch.Tensor, name)
+            else:
+                setattr(torch.Tensor, name, old)
+
+
+def _post_loop(model, X, y, device, epochs):
+    """The "GPU training" post's loop, the starter of the transfer exercise (lesson 02)."""
+    model = model.to("cuda")                        # hard-coded device
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss_fn = nn.CrossEntropyLoss()
+    losses = []
+    for epoch in range(epochs):
+        X_gpu, y_gpu = X.to("cuda"), y.to("cuda")    # the data moved in every epoch
+        loss = loss_fn(model(X_gpu), y_gpu)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())                  # a read (a sync on a GPU) in every epoch
+    return losses
+
+
+def _train_right(model, X, y, device, epochs):
+    model = model.to(device)
+    X, y = X.to(device), y.to(device)               # moved once
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss_fn = nn.CrossEntropyLoss()
+    losses = torch.empty(epochs, device=device)     # the losses stay on the device
+    for epoch in range(epochs):
+        loss = loss_fn(model(X), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses[epoch] = loss.detach()
+    return losses.tolist()                          # one read, at the end
+
+
+def _device_agnostic_but_reads(model, X, y, device, epochs):
+    model = model.to(device)
+    X, y = X.to(device), y.to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss_fn = nn.CrossEntropyLoss()
+    losses = []
+    for epoch in range(epochs):
+        loss = loss_fn(model(X), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())                  # still a read in every epoch
+    return losses
+
+
+def _hidden_problem() -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
+    torch.manual_seed(3)
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+    gen = torch.Generator().manual_seed(30)
+    return model, torch.randn(64, 4, generator=gen), torch.randint(0, 3, (64,), generator=gen)
+
+
+def _run_counted(train: Callable, device: torch.device, epochs: int) -> tuple[Any, nn.Module, _Counting]:
+    model, X, y = _hidden_problem()
+    with _Counting() as counts:
+        out = train(model, X, y, device, epochs)
+    return out, model, counts
+
+
+def _as_floats(out: Any) -> list[float] | str:
+    """The returned losses as floats, or a hint saying what came back instead."""
+    if isinstance(out, torch.Tensor):
+        if out.requires_grad:
+            return ("you returned a tensor that still requires grad: store `loss.detach()`, so the stored "
+                    "losses do not keep every epoch's autograd graph alive.")
+        return out.detach().to("cpu").flatten().tolist()
+    if not isinstance(out, (list, tuple)):
+        return (f"return the loss of every epoch (a list of floats, or one tensor); your function returned "
+                f"{type(out).__name__}" + (" (a `return losses` missing?)." if out is None else "."))
+    if out and isinstance(out[0], torch.Tensor):
+        return ("your list holds loss *tensors*: each one keeps its epoch's autograd graph alive. Keep the losses "
+                "in one tensor on the device (`losses[epoch] = loss.detach()`) and read it once at the end.")
+    return [float(v) for v in out]
+
+
+@exercise("02.train_right", kind="code", right=lambda: _train_right, wrong=lambda: _device_agnostic_but_reads,
+          starter=lambda: _post_loop)
+def _train_right_judge(answer: Any, *, device: Any = "cpu", **context: Any) -> str | None:
+    devices = [torch.device("cpu")] + ([torch.device(device)] if torch.device(device).type != "cpu" else [])
+    for dev in devices:
+        try:
+            short, _, few = _run_counted(answer, dev, 10)
+            out, model, many = _run_counted(answer, dev, 30)
+        except (RuntimeError, AssertionError) as err:
+            if "cuda" in str(err).lower() or "nvidia" in str(err).lower():
+                return (f"your function asked for CUDA when it was given device={str(dev)!r} ({str(err)[:80]}...). "
+                        "Use the `device` argument everywhere: never write 'cuda' into the function.")
+            raise
+        if any(p.device.type != dev.type for p in model.parameters()):
+            return (f"after training on device={str(dev)!r} the model's parameters are on "
+                    f"{sorted({str(p.device) for p in model.parameters()})}: move the model with "
+                    "`model.to(device)`, the device you were given.")
+        if many.moves > few.moves:
+            return (f"your function moved tensors {few.moves} times in 10 epochs and {many.moves} times in 30: "
+                    "something is moved (`.to`) inside the loop. Move the model and the data once, before it.")
+        if many.reads > few.reads:
+            return (f"your function read values back to Python {few.reads} times in 10 epochs and {many.reads} times "
+                    "in 30: a read per epoch (`.item()`, `float()`, `.tolist()` or `.cpu()` in the loop). On a GPU "
+                    "each read is a sync. Keep each loss on the device and read them all once, after the loop.")
+        losses = _as_floats(out)
+        if isinstance(losses, str):
+            return losses
+        want = _as_floats(_run_counted(_train_right, dev, 30)[0])
+        if len(losses) != len(want):
+            return f"return one loss per epoch: {len(want)} for the 30 epochs of the hidden run, not {len(losses)}."
+        if not losses[-1] < losses[0]:
+            return "the loss did not go down: each epoch must run forward, loss, zero_grad, backward and step."
+        if not all(close(g, w, rel=1e-4, abs_=1e-5) for g, w in zip(losses, want)):
+            return ("the losses differ from the starter's training: keep its optimizer (SGD, lr=0.1), its loss and "
+                    "full-batch epochs; change only where things live and when they are read.")
+    return None
