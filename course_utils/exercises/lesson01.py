@@ -1,6 +1,6 @@
 """Lesson 01's exercises: a timer that synchronises (judged on a pretend GPU with a fake clock), moving
 a whole batch that lists and dicts cannot move themselves, when ``.to`` returns the same object, and
-reading this run's own sweep."""
+a prediction computed from this run's own sweep."""
 from __future__ import annotations
 
 import statistics
@@ -170,18 +170,36 @@ def _to_same_object(answer: Any, **context: Any) -> str | None:
     return None
 
 
-@exercise("01.best_size", right=lambda: 256, wrong=lambda: 1024,
-          example={"measured": {64: 3.0, 256: 40.0, 1024: 31.0}})
-def _best_size(answer: Any, **context: Any) -> str | None:
+def _mm_4096_seconds_answer(measured: dict[int, float]) -> float:
+    """Seconds for one 4096 x 4096 product at the rate of the largest size timed: 2 n^3 FLOP / rate."""
+    return 2 * 4096**3 / (measured[max(measured)] * 1e9)
+
+
+_EXAMPLE_SWEEP = {64: 3.0, 256: 40.0, 1024: 31.0}
+
+
+@exercise("01.mm_4096_seconds", right=lambda: _mm_4096_seconds_answer(_EXAMPLE_SWEEP),
+          wrong=lambda: _mm_4096_seconds_answer(_EXAMPLE_SWEEP) * 1000, example={"measured": _EXAMPLE_SWEEP})
+def _mm_4096_seconds(answer: Any, **context: Any) -> str | None:
     measured: dict[int, float] = context["measured"]
-    best = max(measured, key=measured.get)
-    wrong_type = number_hint(answer, "a matrix size n")
+    wrong_type = number_hint(answer, "a number of seconds")
     if wrong_type:
         return wrong_type
-    if answer == best:
+    want = _mm_4096_seconds_answer(measured)
+    if answer <= 0:
+        return "a time is positive: one product does 2 n^3 FLOP, and the rate (GFLOP/s) is FLOP per second."
+    ratio = answer / want
+    if abs(ratio - 1) <= 0.05:
         return None
-    if answer == max(measured):
-        return ("that is the largest size timed, not the fastest: compare the rates (GFLOP/s), not the sizes. "
-                "A CPU's curve often flattens or dips once matrices outgrow its caches.")
-    return (f"your answer {answer!r} is not the size whose rate was highest in this run's sweep "
-            "(the dict cpu_gflops maps size -> GFLOP/s).")
+    for factor, hint in ((1000, "that looks like milliseconds: the check wants seconds."),
+                         (1e-9, "GFLOP/s means billions of FLOP per second: multiply the rate by 1e9."),
+                         (1e9, "GFLOP/s means billions of FLOP per second: multiply the rate by 1e9."),
+                         (0.5, "a product of two n x n matrices does about 2 n^3 FLOP: did you forget the 2?"),
+                         (1 / 8, "that is about the time of the largest size timed. Doubling n multiplies the FLOP by "
+                                 "8 (n^3), so it multiplies the time by 8 at the same rate."),
+                         (1 / 4, "doubling n multiplies the FLOP by 8 (n^3), not by 2.")):
+        if abs(ratio / factor - 1) <= 0.05:
+            return hint
+    largest = max(measured)
+    return (f"your answer is {ratio:.2g} times the expected one. Count the FLOP of one 4096 x 4096 product "
+            f"(2 n^3) and divide by the rate at the largest size timed, n={largest}, in FLOP per second.")
