@@ -1,8 +1,12 @@
-"""Lesson 00's exercises: what a compute capability allows, which CUDA wheel fits a machine, and why
-a CUDA build may see no GPU. The code exercises are judged on machines the student never sees."""
+"""Lesson 00's exercises. The core: choosing a device in plain PyTorch, a flag that said yes while a test
+failed, and why a CUDA build may see no GPU. The deeper notebook: what a compute capability allows and which
+CUDA wheel fits a machine. The code exercises are judged on machines the student never sees."""
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
+
+import torch
 
 from .core import exercise
 
@@ -28,26 +32,28 @@ def _features(answer: Any, **context: Any) -> str | None:
         for name, g, w in zip(_NAMES, got, want):
             if bool(g) != w:
                 return (f"for compute capability {cc[0]}.{cc[1]} your function says {name}: {bool(g)}. "
-                        "Reread 'What compute capability tells you' (section 1) and section 3: which "
+                        "Reread section 2 (compute capability) and section 3: which "
                         "architecture introduced that feature, and which is the oldest the CUDA 13 wheels support?")
     return None
 
 
 def _pick_wheel(driver_major: int | None, cc: tuple[int, int]) -> str:
     """The newest stable PyTorch 2.13 Linux x86_64 build (RELEASE.md): cu130 needs R580 and 7.5+,
-    cu126 needs R525 and has kernels from Maxwell 5.0 to Hopper 9.0."""
+    cu126 needs R525 and has kernels from Maxwell 5.0 to Hopper 9.0 (none for Blackwell)."""
     if driver_major is None or driver_major < 525:
         return "cpu"
     if driver_major >= 580 and cc >= (7, 5):
         return "cu130"
+    if cc > (9, 0):  # Blackwell on R570-R579: cu130 needs R580, cu126 has no kernels for it
+        return "cpu"
     return "cu126"
 
 
-# (driver major or None, compute capability): the machines the judge asks about. A Blackwell GPU
-# appears only with an R580+ driver: the CUDA 12.6 build has no kernels for it, and the lesson does not
-# teach what an older driver would mean there.
+# (driver major or None, compute capability): the machines the judge asks about. The Blackwell GPUs
+# (10.0, 12.0) also come with R570/R575 drivers (review 00-2): neither GPU build of 2.13 runs there.
 _MACHINES = [(None, (8, 0)), (470, (8, 6)), (525, (7, 0)), (535, (8, 0)), (570, (9, 0)), (575, (7, 5)),
-             (580, (7, 0)), (580, (7, 5)), (590, (9, 0)), (595, (12, 0)), (610, (7, 0))]
+             (580, (7, 0)), (580, (7, 5)), (590, (9, 0)), (595, (12, 0)), (610, (7, 0)), (570, (12, 0)),
+             (575, (10, 0))]
 
 
 @exercise("00.pick_wheel", kind="code", right=lambda: _pick_wheel,
@@ -60,7 +66,8 @@ def _wheel(answer: Any, **context: Any) -> str | None:
             who = "no NVIDIA driver" if driver is None else f"driver R{driver}"
             return (f"a machine with {who} and a GPU of compute capability {cc[0]}.{cc[1]}: you picked {got!r}. "
                     "A wheel needs both a driver new enough for its CUDA runtime and kernels for the GPU's "
-                    "architecture: reread section 3 (driver minimums, and which build dropped which GPUs).")
+                    "architecture: reread section 3 (driver minimums, and which build dropped which GPUs). When no GPU "
+                    "build fits, the answer is 'cpu' (or a newer driver).")
     return None
 
 
@@ -84,3 +91,62 @@ def _cause(answer: Any, **context: Any) -> str | None:
         return ("a +cpu build reports torch.version.cuda as None, but this one says '13.0': it *is* a CUDA build. "
                 "What else must the system provide for it?")
     return f"answer with one letter, one of {sorted(_CAUSES)}"
+
+
+# --- the core's exercises ---------------------------------------------------------------------------
+
+def _choose_device() -> torch.device:
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def _choose_device_no_mps() -> torch.device:
+    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+
+
+# (cuda available, mps available) -> the device a script should pick
+_PRETEND = [((True, False), "cuda"), ((False, True), "mps"), ((False, False), "cpu"), ((True, True), "cuda")]
+
+
+@exercise("00.choose_device", kind="code", right=lambda: _choose_device, wrong=lambda: _choose_device_no_mps)
+def _choose(answer: Any, **context: Any) -> str | None:
+    if not callable(answer):
+        return f"choose_device should be a function (def choose_device(): ...), not a {type(answer).__name__}"
+    for (cuda, mps), want in _PRETEND:
+        with mock.patch.object(torch.cuda, "is_available", lambda: cuda), \
+                mock.patch.object(torch.backends.mps, "is_available", lambda: mps):
+            got = answer()
+        machine = f"a pretend machine where cuda is {'' if cuda else 'not '}available and mps is {'' if mps else 'not '}available"
+        if isinstance(got, str):
+            return f"on {machine} you returned the string {got!r}: return a torch.device, e.g. torch.device({got!r})"
+        if not isinstance(got, torch.device):
+            return f"on {machine} you returned {got!r}: return a torch.device"
+        if got.type != want:
+            return (f"on {machine} you picked {got.type!r}. Ask torch.cuda.is_available() first, then "
+                    "torch.backends.mps.is_available(), and fall back to the CPU; ask inside the function, "
+                    "so the answer follows the machine it runs on.")
+    return None
+
+
+_FLAG_VS_TEST = {
+    "a": "the NVIDIA driver is too old",
+    "b": "this PyTorch build has no kernels for that GPU's generation",
+    "c": "no CUDA toolkit is installed on the system",
+}
+
+
+@exercise("00.flag_vs_test", right=lambda: "b", wrong=lambda: "c")
+def _flag_vs_test(answer: Any, **context: Any) -> str | None:
+    choice = str(answer).strip().lower().strip("()")
+    if choice == "b":
+        return None
+    if choice == "a":
+        return ("with a driver too old for the build's CUDA runtime, torch.cuda.is_available() says False "
+                "(Exercise 3). Here the flag said True: the driver works. What did the flag not check?")
+    if choice == "c":
+        return ("PyTorch brings its own CUDA runtime (section 1): running it needs no toolkit. The error names "
+                "a missing 'kernel image': whose kernels are they, and for which GPUs were they built?")
+    return f"answer with one letter, one of {sorted(_FLAG_VS_TEST)}"

@@ -1,5 +1,6 @@
 """Lesson 03's exercises: a callable that keeps state, a hook that records shapes and cleans up
-after itself, and what pruning's forward pre-hook means for ``model.forward(x)``."""
+after itself, and what pruning's forward pre-hook means for ``model.forward(x)`` (the core); a global
+hook that counts module calls (the deeper notebook)."""
 from __future__ import annotations
 
 from typing import Any
@@ -104,7 +105,7 @@ def _pruned(answer: Any, **context: Any) -> str | None:
         return None
     if text == "fc1.forward(X)":
         return ("forward multiplies X by the attribute `weight` as it is. When was that attribute last computed "
-                "from weight_orig and weight_mask, and by what (section 7)?")
+                "from weight_orig and weight_mask, and by what (the end of section 2)?")
     return 'answer with the call as a string: "fc1(X)" or "fc1.forward(X)"'
 
 
