@@ -28,11 +28,11 @@ def _tflops(answer: Any, **context: Any) -> str | None:
             continue
         if close(got, want / 2, rel=1e-6):
             return (f"for n={n} in {seconds} s you return half the rate: each of the n³ multiply-adds is two "
-                    "floating-point operations (section 4).")
+                    "floating-point operations (§3).")
         if close(got, want * 1e3, rel=1e-6):
             return "your figure is 1000x too large: that is GFLOP/s. A TFLOP is 10¹² operations."
         return (f"for n={n} in {seconds} s you return {got!r}. Count the FLOP of an n×n @ n×n product "
-                "(section 4), divide by the seconds, and express the rate in units of 10¹² per second.")
+                "(§3), divide by the seconds, and express the rate in units of 10¹² per second.")
     return None
 
 
@@ -57,9 +57,9 @@ def _roofline(answer: Any, **context: Any) -> str | None:
             continue
         if close(got, flop / peak + nbytes / bw, rel=1e-6):
             return ("you added the two times. The roofline assumes the chip moves bytes while it computes, so "
-                    "an operation takes as long as the slower of the two, not their sum (section 9).")
+                    "an operation takes as long as the slower of the two, not their sum (§5).")
         if close(got, min(flop / peak, nbytes / bw), rel=1e-6):
-            return "you took the faster of the two limits; the operation is held back by the slower one (section 9)."
+            return "you took the faster of the two limits; the operation is held back by the slower one (§5)."
         return (f"for {flop:.3g} FLOP and {nbytes:.3g} bytes on a chip with {peak:.3g} FLOP/s and {bw:.3g} bytes/s "
                 f"you return {got!r} s. How long does the arithmetic alone take, and the memory traffic alone?")
     return None
@@ -84,7 +84,7 @@ def _bound(answer: Any, **context: Any) -> str | None:
     if choice == want:
         return None
     return (f"on this run's roofline the ridge is at {peak / bandwidth:.1f} FLOP/byte. Work out the "
-            f"matmul's arithmetic intensity for n={n} in fp32 (section 9: FLOP over the bytes of three "
+            f"matmul's arithmetic intensity for n={n} in fp32 (§5: FLOP over the bytes of three "
             "n×n matrices) and see on which side of the ridge it falls.")
 
 
@@ -103,7 +103,7 @@ def _pct(answer: Any, **context: Any) -> str | None:
         return None
     if close(answer, 100 * _MEASURED_TFLOPS / _H100.bf16_sparse_tflops, rel=0.01):
         return ("that divides by the 1,979 TFLOP/s headline, which holds only for 2:4-sparse matrices. "
-                "Which figure applies to an ordinary dense matmul (section 2)?")
+                "Which figure applies to an ordinary dense matmul (the deeper notebook's §2)?")
     if close(answer, right / 100, rel=0.01):
         return "that is a fraction; give the percentage (0.5 -> 50)."
-    return f"{answer!r} is not 700 TFLOP/s as a percentage of the H100 SXM's dense BF16 peak in section 2's table."
+    return f"{answer!r} is not 700 TFLOP/s as a percentage of the H100 SXM's dense BF16 peak in the deeper notebook's §2 table."

@@ -1,5 +1,6 @@
-"""Lesson 05's exercises: the bytes-per-parameter table as code, which ZeRO stage lets a model fit,
-and how long a run takes at this run's own measured time per step."""
+"""Lesson 05's exercises: the bytes-per-parameter table as code, how many parameters fit in the memory a
+card reports, which ZeRO stage lets a model fit (deeper notebook), and how long a run takes at this run's
+own measured time per step."""
 from __future__ import annotations
 
 import math
@@ -9,7 +10,7 @@ from typing import Any
 from ._types import not_a_number as _not_a_number
 from .core import close, exercise
 
-GiB = 2**30  # GPU memory is sold in binary units: an "80 GB" card holds 80 GiB (nvidia-smi: 81,920 MiB)
+GiB = 2**30  # an "80 GB" A100 reports 80 GiB (nvidia-smi: 81,920 MiB); a "16 GB" T4 only 15 GiB (ECC)
 
 
 # (weights, gradients, optimizer state) bytes per parameter: the table of lesson 05, section 1
@@ -68,8 +69,8 @@ _ZERO_EXAMPLE = {"n_params": 13e9, "n_gpus": 4, "card_bytes": 80 * GiB, "w": 2, 
 def _zero(answer: Any, *, n_params: float, n_gpus: int, card_bytes: float, w: int, g: int, s: int,
           **context: Any) -> str | None:
     if card_bytes % 10**9 == 0 and card_bytes % GiB != 0:
-        return (f"CARD_BYTES = {card_bytes:.3g} counts the card in decimal GB (10^9 bytes), but GPU memory is binary: "
-                f"an \"80 GB\" card holds 80 GiB = 80 * 2**30 bytes (section 5). Put CARD_BYTES back to "
+        return (f"CARD_BYTES = {card_bytes:.3g} counts the card in decimal GB (10^9 bytes), but an \"80 GB\" A100 or "
+                f"H100 reports about 80 GiB = 80 * 2**30 bytes (81,920 MiB in nvidia-smi). Put CARD_BYTES back to "
                 f"{card_bytes / 10**9:.0f} * 2**30.")
     want = _smallest_stage(n_params, n_gpus, card_bytes, w, g, s)
     if isinstance(answer, numbers.Integral) and not isinstance(answer, bool):
@@ -79,7 +80,7 @@ def _zero(answer: Any, *, n_params: float, n_gpus: int, card_bytes: float, w: in
     if answer == want:
         return None
     if answer is None:
-        return "one of the stages does fit here: work out the per-GPU bytes of every stage with section 5's formula."
+        return "one of the stages does fit here: work out the per-GPU bytes of every stage with the deeper notebook's §4 formula."
     if 0 <= answer <= 3:
         need = _zero_bytes_per_gpu(n_params, answer, n_gpus, w, g, s)
         if need > card_bytes:
@@ -89,6 +90,27 @@ def _zero(answer: Any, *, n_params: float, n_gpus: int, card_bytes: float, w: in
         return (f"ZeRO-{answer} fits, but a lower stage may fit too and shards less (less communication). "
                 "Work out the per-GPU bytes for every stage, from 0 up.")
     return "answer with the stage number, an int from 0 to 3 (or None if not even ZeRO-3 fits)"
+
+
+_T4 = {"total_bytes": 15360 * 2**20, "bytes_per_param": 16}  # a T4 reports 15,360 MiB; fp32 + AdamW
+
+
+@exercise("05.card_params", right=lambda: _T4["total_bytes"] / 16, wrong=lambda: 16e9 / 16, example=_T4)
+def _card_params(answer: Any, *, total_bytes: float, bytes_per_param: float, **context: Any) -> str | None:
+    hint = _not_a_number(answer)
+    if hint:
+        return hint
+    want = total_bytes / bytes_per_param
+    if close(answer, want, rel=1e-3):
+        return None
+    if close(answer, 16e9 / bytes_per_param, rel=1e-3) or close(answer, 16 * GiB / bytes_per_param, rel=1e-3):
+        return ("that uses the card's nominal 16 GB. Use what the card reports, TOTAL_BYTES: a T4 keeps 6.25 % of "
+                "its memory for ECC, so it reports less than the box says.")
+    if close(answer, total_bytes / 4, rel=1e-3) or close(answer, total_bytes / 8, rel=1e-3):
+        return "count every part per parameter: weights, gradients and AdamW's two moments, in fp32 (§1's table)."
+    if close(answer, want / 2**30, rel=1e-3) or close(answer, want / 1e9, rel=1e-3):
+        return "answer in parameters, not in billions or GiB: e.g. 1.5e9."
+    return "parameters = the bytes the card reports / bytes per parameter (weights + gradients + optimizer state)."
 
 
 def _hours(samples: float, batch: int, step_s: float) -> float:
@@ -111,5 +133,5 @@ def _plan(answer: Any, *, samples: float, batch: int, step_s: float, **context: 
         return "that is one step per sample: a step processes a whole batch. How many steps make the samples?"
     if close(answer, want * 60, rel=0.01) or close(answer, want * 3600, rel=0.01):
         return "check the units: the measured time per step is in seconds, the answer in hours."
-    return ("total time = steps x time per step after warm-up (section 8); use this run's measured step time, "
+    return ("total time = steps x time per step after warm-up (§6); use this run's measured step time, "
             "and count the steps the samples need at this batch size.")
