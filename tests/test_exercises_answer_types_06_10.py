@@ -9,7 +9,7 @@ import torch
 from course_utils.exercises import REGISTRY, Verdict, evaluate
 from course_utils.models import IrisMLP
 
-NUMBER_KEYS = ["06.fp16_smallest", "07.memory_share", "09.lr_linear", "09.comm_share_doubled", "10.break_even"]
+NUMBER_KEYS = ["06.loss_scale", "07.memory_share", "09.lr_linear", "09.comm_share_doubled", "10.break_even"]
 FUNCTION_KEYS = ["06.amp_step", "07.atomic_save", "07.resume", "08.augment_rng", "09.accumulate", "10.hidden_sync"]
 
 

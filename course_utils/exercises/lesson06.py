@@ -1,7 +1,8 @@
-"""Lesson 06's exercises: fp16's smallest value, which ops CPU autocast keeps in fp32 (judged by
-running them), and the AMP training step in the right order (judged by running it on a tiny model)."""
+"""Lesson 06's exercises: the smallest loss scale that saves this run's gradients in fp16 (judged
+against this run's smallest gradient), which ops CPU autocast keeps in fp32 (judged by running them), and the AMP training step in the right order (judged by running it on a tiny model)."""
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Callable
 
@@ -11,26 +12,34 @@ from torch import nn
 
 from .core import close, exercise
 
-# --- 06.fp16_smallest ----------------------------------------------------------------------
+# --- 06.loss_scale ----------------------------------------------------------------------------
+
+_FP16_SMALLEST = 2.0**-24  # fp16's smallest subnormal: torch.finfo(float16).smallest_normal * eps
+_EXAMPLE_G_MIN = 6.4e-15
 
 
-@exercise("06.fp16_smallest", right=lambda: 2.0**-24, wrong=lambda: 6.103515625e-05)
-def _fp16_smallest(answer: Any, **context: Any) -> str | None:
+def smallest_scale(g_min: float) -> float:
+    """The smallest power of two S with g_min * S >= 2**-24 (1.0 when g_min already is that large)."""
+    return 2.0 ** max(0, math.ceil(math.log2(_FP16_SMALLEST / g_min)))
+
+
+@exercise("06.loss_scale", right=lambda: smallest_scale(_EXAMPLE_G_MIN), wrong=lambda: 2.0**16,
+          example={"g_min": _EXAMPLE_G_MIN})
+def _loss_scale(answer: Any, *, g_min: float, **context: Any) -> str | None:
     if torch.is_tensor(answer):
         return "answer with a Python float, not a tensor: `.item()` turns a one-element tensor into one."
-    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        return f"answer with a Python float (got {type(answer).__name__}), e.g. 2.0**-10"
-    fi = torch.finfo(torch.float16)
-    truth = fi.smallest_normal * fi.eps
-    if close(answer, truth, rel=0.01):
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real) or not math.isfinite(answer) or answer <= 0:
+        return f"answer with a positive number, a power of two such as 2.0**10 (got {answer!r})"
+    truth = smallest_scale(g_min)
+    if close(answer, truth, rel=1e-9):
         return None
-    if close(answer, fi.smallest_normal, rel=0.01):
-        return ("that is the smallest *normal* fp16 number. Below it come the subnormals, which give up one "
-                "mantissa bit per halving (section 1): how far down do they reach?")
-    if close(answer, fi.eps, rel=0.01):
-        return "that is eps, the gap after 1.0: the relative precision, not the smallest value (section 1)."
-    return ("convert your number to torch.float16 and back: does it survive, and does half of it become 0? "
-            "Section 1's table and section 2's printout show where fp16 stops.")
+    if not close(2.0 ** round(math.log2(answer)), answer, rel=1e-9):
+        return "GradScaler only uses powers of two (multiplying by one changes no mantissa bit): give 2.0**k."
+    if answer * g_min < _FP16_SMALLEST:
+        return (f"too small: g_min * S = {answer * g_min:.2e} is still below 2**-24 = {_FP16_SMALLEST:.2e}, so the "
+                "smallest gradient still becomes 0. How many doublings does g_min need to reach 2**-24?")
+    return ("big enough, but a smaller power of two also works (and a smaller scale leaves more room before the "
+            "largest gradients overflow 65504). Find the smallest k with g_min * 2**k >= 2**-24: math.log2 helps.")
 
 
 # --- 06.cpu_fp32_ops -------------------------------------------------------------------------

@@ -201,19 +201,33 @@ def _resume_judge(answer: Any, *, state_of: Callable[..., dict], **context: Any)
 
 # --- 07.memory_share ------------------------------------------------------------------------------
 
-@exercise("07.memory_share", right=lambda: 31.0, wrong=lambda: 58.0,
-          example={"measured": 31.0, "activations": 58.0})
-def _memory_share(answer: Any, *, measured: float, activations: float, **context: Any) -> str | None:
+_EXAMPLE = {"weights": 1.5, "plain": 13.6, "sqrt": 6.4, "adamw": 39.7, "activations": 59.9}
+
+
+def sgd_share(weights: float, plain: float, sqrt: float) -> float:
+    """Percent of the whole step saved without optimizer state: weights + step peak, plain vs sqrt(n) segments."""
+    return 100 * (1 - (weights + sqrt) / (weights + plain))
+
+
+@exercise("07.memory_share", right=lambda: sgd_share(1.5, 13.6, 6.4), wrong=lambda: 39.7, example=_EXAMPLE)
+def _memory_share(answer: Any, *, weights: float, plain: float, sqrt: float, adamw: float, activations: float,
+                  **context: Any) -> str | None:
     if torch.is_tensor(answer):
         return "answer with a Python float, not a tensor (`.item()` converts a one-element tensor)."
     if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
         return f"answer with a number in percent (got {type(answer).__name__})."
-    if close(answer, measured, rel=0.02, abs_=0.5):
+    truth = sgd_share(weights, plain, sqrt)
+    if close(answer, truth, rel=0.02, abs_=0.5):
         return None
+    if close(answer, adamw, rel=0.02, abs_=0.5):
+        return ("that is this run's saving *with* AdamW, printed in section 3. Without optimizer state the fixed "
+                "part is only the weights: add them to each step's peak and compare again.")
     if close(answer, activations, rel=0.02, abs_=0.5):
-        return ("that is the share of the *activations* saved. The question is about the whole bill of a step: "
-                "weights and AdamW's state stay whatever you recompute (section 5).")
-    if close(answer, measured / 100, rel=0.02, abs_=0.005):
+        return ("that is the share of the *activations* saved. The whole step also holds the weights and the "
+                "gradients, which stay whatever you recompute.")
+    if close(answer, truth / 100, rel=0.02, abs_=0.005):
         return "give it in percent (0-100), not as a fraction."
-    return ("compare the whole-step memory (weights + AdamW state + the step's peak) at the segment count near "
-            "sqrt(n) with the plain model's, from this run's numbers: 100 x (1 - with / without).")
+    if close(answer, 100 * (1 - sqrt / plain), rel=0.02, abs_=0.5):
+        return "you left the weights out: they are part of the whole-step memory with any optimizer."
+    return ("whole-step memory without optimizer state = weights_mib + peak_mib[s]; compare s = n_sqrt with s = 1: "
+            "100 x (1 - with / without).")
