@@ -1,8 +1,9 @@
 """What lesson 09's DDP script imports so that the script itself stays about DDP: the toy task,
 per-rank logging, a debugging check that the ranks agree, the tiny-dataset demo and the benchmark.
 
-The script (``ddp_train.py``) is written by notebook 09's ``%%writefile`` cells into the lesson's
-scratch folder and launched with torchrun; ``child_environment`` puts the repository on the
+Two scripts import it: the core lesson's short ``ddp_core.py`` and the deeper notebook's full
+``ddp_train.py``, both written by ``%%writefile`` cells into the lesson's scratch folder and launched
+with torchrun; ``child_environment`` puts the repository on the
 workers' ``PYTHONPATH``, so ``from course_utils.ddp_helpers import ...`` works there.
 """
 from __future__ import annotations
@@ -160,3 +161,19 @@ def bench(args: argparse.Namespace, device: torch.device) -> list[dict]:
         Path(args.out).mkdir(parents=True, exist_ok=True)
         (Path(args.out) / "bench.json").write_text(json.dumps(results, indent=1))
     return results
+
+
+def card_scaling(cards: dict[str, dict] | None = None) -> dict[str, dict[int, float]]:
+    """Speed-up over one GPU, ``{card: {gpus: speed-up}}``, from every results card that holds NCCL
+    throughputs for 1 GPU and at least one more count (lesson 09 draws them beside this run).
+    ``cards`` defaults to the shipped results cards (``course_utils.ledger.references``)."""
+    from .ledger import _flatten, references
+
+    out = {}
+    for name, card in sorted((cards if cards is not None else references()).items()):
+        flat = _flatten(card)
+        rates = {n: flat[f"ddp.nccl_throughput_{n}gpu"].value for n in (1, 2, 4, 8, 16)
+                 if f"ddp.nccl_throughput_{n}gpu" in flat}
+        if 1 in rates and len(rates) > 1 and rates[1] > 0:
+            out[name] = {n: r / rates[1] for n, r in rates.items()}
+    return out

@@ -1,17 +1,18 @@
-"""Lesson 09's DDP script launched for real with torchrun (gloo, 2 CPU processes), for what the
-lesson's own run does not check: DDP equals plain PyTorch written independently of the script (the
-lesson compares the script with itself, at one and two ranks), every rank reads its environment and
-its share of a tiny dataset, a hung job is killed by the timeout, and no process survives any of it.
+"""Lesson 09's full DDP script (the one its deeper notebook writes) launched for real with torchrun
+(gloo, 2 CPU processes), for what the lesson's own runs do not check: DDP without accumulation equals
+plain PyTorch written independently of the script, every rank reads its environment and its share of a
+tiny dataset, a hung job is killed by the timeout, and no process survives any of it.
 
-What lesson 09's cells assert in its default-size run in `make test` (tests/test_standalone.py) is
-not launched again here: a crashing rank ends the job within 15 s, its failure is summarised from
-torchrun's real report, the last complete checkpoint survives with no temporary file, the crashed run
-resumed on two torchrun "nodes" on localhost (one job of world size 2) ends with the uninterrupted
-run's weights, gradient accumulation under no_sync equals one big batch, and no process is left.
+What lesson 09's notebooks assert in their default-size runs in `make test` (tests/test_standalone.py)
+is not launched again here: the core's short script at two ranks equals one rank with twice the batch;
+in the deeper notebook, gradient accumulation under no_sync equals plain PyTorch with one big batch, a
+crashing rank ends the job within 15 s, its failure is summarised from torchrun's real report, the last
+complete checkpoint survives with no temporary file, the crashed run resumed on two torchrun "nodes" on
+localhost (one job of world size 2) ends with the uninterrupted run's weights, and no process is left.
 
-The script is the one the lesson writes with its ``%%writefile`` cells: the tests build it from the
-notebook exactly as the lesson does (each cell is one part, joined in name order), so what is tested
-is what the student reads and edits."""
+The script is the one the deeper notebook writes with its ``%%writefile`` cells: the tests build it from
+the notebook exactly as the notebook does (each cell is one part, joined in name order), so what is
+tested is what the student reads and edits."""
 from __future__ import annotations
 
 import atexit
@@ -43,7 +44,7 @@ pytestmark = [
 SAMPLES, BATCH, EPOCHS, LR = 64, 8, 3, 0.1  # 2 ranks x 8 = 16 per step, 4 steps per epoch
 TOL = 1e-5
 COMMON = ["--device", "cpu", "--samples", SAMPLES, "--batch", BATCH, "--epochs", EPOCHS, "--lr", LR, "--timeout", 30]
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "09_distributed_data_parallel.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "deeper" / "09_distributed_data_parallel.ipynb"
 PART = re.compile(r'%%writefile "\{PARTS\}/(\w+\.py)"')
 
 

@@ -27,7 +27,12 @@ IGNORE = "nbval-ignore-output"
 
 
 def _nb(n):
-    return nbformat.read(LESSONS[n], as_version=4)
+    """Lesson n's core, with its deeper notebook's cells after it (issue 33 moved depth there)."""
+    nb = nbformat.read(LESSONS[n], as_version=4)
+    deeper = REPO / "notebooks" / "deeper" / LESSONS[n].name
+    if deeper.exists():
+        nb.cells += nbformat.read(deeper, as_version=4).cells
+    return nb
 
 
 def _markdown(n):

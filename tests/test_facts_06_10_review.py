@@ -18,7 +18,11 @@ LESSONS = {n: next((REPO / "notebooks").glob(f"{n}_*.ipynb")) for n in ("06", "0
 
 
 def _text(n, kind=None):
+    """Lesson n's core and, where it has one, its deeper notebook (issue 33 moved depth there)."""
     cells = nbformat.read(LESSONS[n], as_version=4).cells
+    deeper = REPO / "notebooks" / "deeper" / LESSONS[n].name
+    if deeper.exists():
+        cells = cells + nbformat.read(deeper, as_version=4).cells
     return " ".join(" ".join(c.source for c in cells if kind is None or c.cell_type == kind).split())
 
 

@@ -1,8 +1,9 @@
 """Lesson 08's exercises: per-epoch augmentation seeding (judged on hidden (seed, epoch, index)
-triples), the best worker count of *this run's* sweep, and which start methods can use a dataset
-class defined in a notebook."""
+triples), how many workers this run's preparation and training times need (computed, not read off),
+and which start methods can use a dataset class defined in a notebook."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -44,17 +45,26 @@ def _augment(answer: Any, **context: Any) -> str | None:
     return None
 
 
-@exercise("08.best_workers", right=lambda: 1, wrong=lambda: 2, example={"rate": {0: 100.0, 1: 190.0, 2: 150.0}})
-def _best_workers(answer: Any, *, rate: dict[int, float], **context: Any) -> str | None:
-    if isinstance(answer, bool) or not isinstance(answer, int) or answer not in rate:
-        return f"answer with one of the worker counts this sweep tried: {sorted(rate)}"
-    best = max(rate.values())
-    if rate[answer] >= 0.97 * best:  # within 3 % of the best: a tie, as far as this load lets us tell
+def _workers_needed(prepare_ms: float, compute_ms: float) -> int:
+    return max(1, math.ceil(prepare_ms / compute_ms - 1e-9))
+
+
+@exercise("08.best_workers", right=lambda: 4, wrong=lambda: 3, example={"prepare_ms": 42.0, "compute_ms": 11.0})
+def _best_workers(answer: Any, *, prepare_ms: float, compute_ms: float, **context: Any) -> str | None:
+    """The fewest workers that keep the step from waiting, each with a free core: ceil(prepare / train)."""
+    if isinstance(answer, bool) or not isinstance(answer, int):
+        return f"answer with a whole number of workers (an int), got {type(answer).__name__}"
+    need = _workers_needed(prepare_ms, compute_ms)
+    if answer == need:
         return None
-    if answer == max(rate):
-        return ("that is the most workers the sweep tried, not the fastest here. Workers share the cores with the "
-                "training step: read the images/s (or the 'x the images/s of workers=0') this run printed in section 4.")
-    return "another count moved more images per second in this run: read the sweep's printout in section 4 again."
+    if answer < 1:
+        return "with no worker the main process prepares every batch itself: the step waits the whole preparation."
+    if answer < need:
+        return (f"with {answer} worker(s), each batch takes {prepare_ms:.0f} ms to prepare, so they hand over "
+                f"{answer} batch(es) every {prepare_ms:.0f} ms, while the step wants one every {compute_ms:.0f} ms: "
+                "the step still waits. Round up, do not round down.")
+    return (f"{answer} workers keep the step busy, but fewer do too: you need the batches to arrive at least as fast "
+            "as the step uses them, and not more workers than that.")
 
 
 _METHODS = {"fork", "spawn", "forkserver"}
