@@ -90,7 +90,8 @@ def atomic_save(obj: Any, path: str | Path, *, wrap: Callable[[BinaryIO], Any] |
     Readers see the old file or the new one, never a mix. If the process dies mid-write only a
     hidden ``.<name>.*.tmp`` file is left behind; a failed write (a full disk) removes it and raises
     ``OSError`` naming the file. ``wrap`` wraps the open temporary file (notebook 07 and the tests
-    use it to stop a writer half-way). Used by: notebook 07 and the scripts lessons 09 and 11 write.
+    use it to stop a writer half-way). Used by: notebooks 07 and 09, and lesson eleven's script
+    (course_utils/fsdp_train.py).
     """
     return atomic_write(path, lambda f: _save_with_digest(obj, f, wrap))
 

@@ -14,7 +14,7 @@ a Kaggle box of two T4s on a machine that has no GPU at all; :func:`props_of` re
 - :func:`ddp_plan`: lesson 09's backend and world sizes from the GPUs present.
 - :func:`kernel_support`: whether this torch build has kernels for the GPU (PyTorch >= 2.11's default
   CUDA 12.8/13.0 wheels start at compute capability 7.5: no P100, no V100).
-Used by: notebooks 04, 06, 07, 08, 09.
+Used by: notebooks 04, 06, 08, 09, and lesson seven through course_utils.actckpt.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Lesson 04's picture: what a GPU is made of, next to the host it is plugged into.
 
-Used by: notebooks/04_gpu_hardware_and_benchmarks.ipynb. The numbers are arguments, so that a GPU run
+Used by: notebook 04. The numbers are arguments, so that a GPU run
 draws its own card (SM count, L2 size and memory from ``torch.cuda.get_device_properties``) and a CPU
 run draws the course's reference card, an H200 SXM, from its datasheet.
 """

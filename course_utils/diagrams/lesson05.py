@@ -1,7 +1,7 @@
 """Lesson 05's picture: bytes per parameter as stacked bars, and one training step of real model sizes
 in GiB against the memory GPUs report (the cards as horizontal lines).
 
-Used by: notebooks/05_memory_and_time_planning.ipynb. The lesson passes this run's numbers: the bytes
+Used by: notebook 05. The lesson passes this run's numbers: the bytes
 per parameter of its table and the estimator's breakdown of each model's peak; the card lines are the
 memory the course's GPU results cards measured, then published ``nvidia-smi`` totals.
 """

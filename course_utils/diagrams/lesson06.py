@@ -1,6 +1,6 @@
 """Lesson 06's picture: the bits of the four number formats of training (fp32, TF32, bf16, fp16).
 
-Used by: notebooks/06_mixed_precision_amp.ipynb. The range and precision printed beside each row come
+Used by: notebook 06. The range and precision printed beside each row come
 from ``torch.finfo`` (TF32 has no dtype: its row is fp32's exponent with fp16's mantissa), so the
 picture cannot disagree with the numbers the lesson measures.
 """

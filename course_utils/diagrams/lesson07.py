@@ -1,7 +1,7 @@
 """Lesson 07's picture: a naive save and an atomic save, step by step, and what a crash in the middle
 of each leaves on disk.
 
-Used by: notebooks/07_checkpointing.ipynb (its deeper notebook kills a real writer mid-save and finds
+Used by: notebook 07 (its deeper notebook kills a real writer mid-save and finds
 exactly these files).
 """
 from __future__ import annotations
