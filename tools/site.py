@@ -242,14 +242,15 @@ lessons as folded "Check yourself" cells. <a href="index.html">Back to the lesso
 """
 
 
-def glossary_html() -> str:
-    """notebooks/glossary.md as a page of the site (its anchors kept: lessons link glossary.md#term)."""
+def glossary_html(source: Path = GLOSSARY, title: str = "Glossary") -> str:
+    """A markdown page as a page of the site's root (anchors kept: lessons link glossary.md#term):
+    notebooks/glossary.md, and docs/sources.md, which the lessons link for the posts they check."""
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-    body = markdown2html_mistune(GLOSSARY.read_text(encoding="utf-8"))
+    body = markdown2html_mistune(source.read_text(encoding="utf-8"))
     body = re.sub(r'href="(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="lessons/\1.html', body)
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Glossary: Training PyTorch models on GPUs</title>
+<html lang="en"><head><meta charset="utf-8"><title>{title}: Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
 <p><a href="index.html">Back to the lessons</a></p>
 {body}
@@ -257,14 +258,19 @@ def glossary_html() -> str:
 """
 
 
-def relink(page: Path) -> None:
-    """Links between notebooks (``NN_x.ipynb``, ``../notebooks/NN_x.ipynb``, ``../solutions/NN_x.ipynb``)
-    point at their pages here."""
+def relink(page: Path, depth: int = 1) -> None:
+    """Links between notebooks (``NN_x.ipynb``, ``../notebooks/NN_x.ipynb``, ``deeper/NN_x.ipynb``,
+    ``../solutions/NN_x.ipynb``, ``glossary.md``) point at their pages here. ``depth``: how many folders
+    below the site's root the page is (``lessons/x.html``: 1, ``solutions/deeper/x.html``: 2)."""
+    up = "../" * depth
+    nn = r"(\d\d_[A-Za-z0-9_]+)\.ipynb"
     text = page.read_text(encoding="utf-8")
-    text = re.sub(r'href="\.\./solutions/(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="../solutions/\1.html', text)
-    text = re.sub(r'href="(?:\.\./notebooks/)?deeper/(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="../deeper/\1.html', text)
-    text = re.sub(r'href="(?:\.\./notebooks/|\.\./)?(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="../lessons/\1.html', text)
-    text = re.sub(r'href="(?:\.\./)*(?:notebooks/)?glossary\.md', 'href="../glossary.html', text)
+    text = re.sub(rf'href="(?:\.\./)*solutions/deeper/{nn}', rf'href="{up}solutions/deeper/\1.html', text)
+    text = re.sub(rf'href="(?:\.\./)*solutions/{nn}', rf'href="{up}solutions/\1.html', text)
+    text = re.sub(rf'href="(?:\.\./)*(?:notebooks/)?deeper/{nn}', rf'href="{up}deeper/\1.html', text)
+    text = re.sub(rf'href="(?:\.\./)*(?:notebooks/)?{nn}', rf'href="{up}lessons/\1.html', text)
+    text = re.sub(r'href="(?:\.\./)*(?:notebooks/)?glossary\.md', f'href="{up}glossary.html', text)
+    text = re.sub(r'href="(?:\.\./)*docs/sources\.md', f'href="{up}sources.html', text)
     page.write_text(text, encoding="utf-8")
 
 
@@ -285,9 +291,14 @@ def build(out: Path = DEFAULT_OUT, slides_dir: Path = slides.DEFAULT_OUT, select
         deeper = DEEPER / path.name
         if deeper.exists():
             relink(slides.export(deeper, out / "deeper" / f"{path.stem}.html", "html", "../slides/assets"))
+            deeper_solution = SOLUTIONS / "deeper" / path.name
+            if deeper_solution.exists():
+                relink(slides.export(deeper_solution, out / "solutions" / "deeper" / f"{path.stem}.html", "html",
+                                     "../../slides/assets"), depth=2)
         print(f"{path.name[:2]}: lesson, {'deeper, ' if deeper.exists() else ''}{'solutions, ' if solution.exists() else ''}slides")
     glossary = out / "glossary.html"
     glossary.write_text(glossary_html(), encoding="utf-8")
+    (out / "sources.html").write_text(glossary_html(REPO / "docs" / "sources.md", "Sources"), encoding="utf-8")
     (out / "instructor.html").write_text(instructor_html(lessons), encoding="utf-8")
     index = out / "index.html"
     index.write_text(index_html(lesson_rows(lessons)), encoding="utf-8")
