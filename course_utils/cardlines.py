@@ -3,17 +3,12 @@ measured figures (a CPU run then still shows what a GPU measured). Used by: note
 """
 from __future__ import annotations
 
-from .ledger import gpu_cards, load_reference
+from .ledger import gpu_card_results
 
 
 def gpu_card_values(key: str) -> dict[str, float]:
     """``{card name: value}`` for every shipped GPU results card that recorded ``key`` (empty if none)."""
-    values = {}
-    for name in gpu_cards():
-        ref = load_reference(name)
-        if key in ref:
-            values[name] = ref[key].value
-    return values
+    return {name: ref[key].value for name, ref in gpu_card_results().items() if key in ref}
 
 
 def gpu_lines(key: str) -> dict[str, float]:
@@ -41,8 +36,8 @@ def card_memory_gib(device: object = None) -> dict[str, float]:
     from .ledger import references
 
     lines = {}
-    for name in gpu_cards():
-        gpus = references()[name].get("environment", {}).get("gpus") or []
+    for name, card in sorted(references().items()):  # read once; a CPU card has no gpus
+        gpus = card.get("environment", {}).get("gpus") or []
         if gpus and gpus[0].get("memory_gib"):
             lines[f"card {name}"] = float(gpus[0]["memory_gib"])
     lines |= {f"{card}, published": mib / 1024 for card, mib in PUBLISHED_TOTAL_MIB.items()}

@@ -184,7 +184,14 @@ def save_card(name: str, lesson: str | None = None, device: str = "auto") -> Pat
 
 def gpu_cards() -> list[str]:
     """Names of the results cards measured on a GPU (``environment.gpus`` non-empty)."""
-    return sorted(n for n, c in references().items() if c.get("environment", {}).get("gpus"))
+    return sorted(gpu_card_results())
+
+
+def gpu_card_results() -> dict[str, dict[str, Result]]:
+    """Every results card measured on a GPU, by name, with all its results flattened over its notebooks.
+    The cards are read once: lessons that draw the GPU cards beside this run (02, 01, 04, 05) call this
+    instead of ``load_reference`` per card, which reads every card again."""
+    return {n: _flatten(c) for n, c in sorted(references().items()) if c.get("environment", {}).get("gpus")}
 
 
 def missing_gpu_line(figures: list[str], device: "object | None" = None) -> None:

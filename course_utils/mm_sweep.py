@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .ledger import gpu_cards, load_reference, record
+from .ledger import gpu_card_results, record
 
 _KEY = re.compile(r"^tensors\.mm_gflops_(?P<kind>[a-z]+)_(?P<n>\d+)$")
 
@@ -46,9 +46,9 @@ def card_curves() -> dict[str, dict[int, float]]:
 
     Empty when no GPU card is shipped: a CPU-only run then plots this machine alone."""
     curves: dict[str, dict[int, float]] = {}
-    for name in gpu_cards():
+    for name, ref in gpu_card_results().items():
         by_kind: dict[str, dict[int, float]] = {}
-        for key, result in load_reference(name).items():
+        for key, result in ref.items():
             m = _KEY.match(key)
             if m and m["kind"] != "cpu":
                 by_kind.setdefault(m["kind"], {})[int(m["n"])] = result.value

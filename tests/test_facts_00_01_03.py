@@ -87,10 +87,9 @@ def test_01_plot_takes_its_gpu_curves_from_every_gpu_card(monkeypatch):
 
     card = {"tensors.mm_gflops_cuda_64": Result(20.0), "tensors.mm_gflops_cuda_4096": Result(4e4),
             "tensors.mm_gflops_cpu_64": Result(30.0), "tensors.mm_gflops_cpu_1thread_64": Result(9.0)}
-    monkeypatch.setattr(mm_sweep, "gpu_cards", lambda: ["h200"])
-    monkeypatch.setattr(mm_sweep, "load_reference", lambda name: card)
+    monkeypatch.setattr(mm_sweep, "gpu_card_results", lambda: {"h200": card})
     assert mm_sweep.card_curves() == {"h200 card (cuda)": {64: 20.0, 4096: 4e4}}
-    monkeypatch.setattr(mm_sweep, "gpu_cards", lambda: [])
+    monkeypatch.setattr(mm_sweep, "gpu_card_results", lambda: {})
     assert mm_sweep.card_curves() == {}
     assert "card_curves()" in _cell(_nb("01"), "finish(pictures.mm_throughput(")
 

@@ -41,12 +41,11 @@ def headline_machines() -> list[Machine]:
     itself), the published figures of ``course_utils.published`` for the same keys, and the
     learner's laptop. Why a function: the first screen of lesson 02 must stay right as cards arrive."""
     from .. import published
-    from ..ledger import gpu_cards, load_reference, references
+    from ..ledger import gpu_card_results, references
 
     machines = []
     cards = references()
-    for name in gpu_cards():
-        ref = load_reference(name)
+    for name, ref in gpu_card_results().items():
         if "iris.cpu_seconds" in ref and "iris.dev_seconds" in ref:
             device = cards[name].get("device", name)
             machines.append(Machine(f"{device} (card {name})", ref["iris.cpu_seconds"].value,
@@ -151,11 +150,10 @@ def card_sweeps(tag: str = "h") -> dict[str, tuple[list[int], list[float]]]:
     """The size sweep of every GPU results card in ``results/``, by plot label: ``tag`` "h" for the
     hidden-width sweep, "b" for the batch sweep. Each value is (sizes, ms per step); the card's GPU
     and its own CPU are separate curves. Empty while no GPU card is shipped."""
-    from ..ledger import gpu_cards, load_reference
+    from ..ledger import gpu_card_results
 
     curves = {}
-    for name in gpu_cards():
-        ref = load_reference(name)
+    for name, ref in gpu_card_results().items():
         for side, what in (("dev", "GPU"), ("cpu", "CPU")):
             prefix = f"iris.sweep_{side}_ms_{tag}"
             pts = sorted((int(k[len(prefix):]), r.value) for k, r in ref.items()
