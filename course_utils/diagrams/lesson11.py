@@ -49,8 +49,10 @@ def what_each_rank_holds(measured: Mapping[str, Mapping[str, float] | None], for
     ax.set_xticks(range(len(STAGES)), [name for _, name in STAGES])
     ax.set_ylim(0, ax.get_ylim()[1] * 1.12)
     handles = [Patch(color=color, label=label) for _, label, color in PARTS]
-    handles.append(Patch(facecolor="none", edgecolor="black", hatch="//", label="predicted (not run)"))
-    handles.append(Patch(facecolor="none", edgecolor=PARTS[0][2], hatch="..", label="gathered weights (formula)"))
+    if any(measured.get(stage) is None for stage, _ in STAGES):  # a legend entry only for what is drawn
+        handles.append(Patch(facecolor="none", edgecolor="black", hatch="//", label="predicted (not run)"))
+    if gathered_zero2:
+        handles.append(Patch(facecolor="none", edgecolor=PARTS[0][2], hatch="..", label="gathered weights (formula)"))
     handles.append(Line2D([], [], color="black", lw=2, label="lesson 05's formula"))
     ax.legend(handles=handles, fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))  # nothing labelled on the axes:
     return fig  # plotting.finish keeps this legend

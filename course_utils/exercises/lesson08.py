@@ -34,7 +34,7 @@ def _augment(answer: Any, **context: Any) -> str | None:
     np.random.seed(12345)  # a worker's global state must not matter
     if any(_draw(answer(*t)) != draws[t] for t in triples):
         return ("two calls with the same (seed, epoch, index) gave different draws: a worker, or a rerun, would see "
-                "other crops. Seed the generator from the three numbers only (section 1).")
+                "other crops. Seed the generator from the three numbers only (the exercise's text).")
     if draws[(0, 0, 0)] == draws[(0, 1, 0)]:
         return "sample 0 gets the same draws in epoch 0 and epoch 1: every epoch would see the same crops and flips."
     for a in triples:
@@ -79,8 +79,8 @@ def _start_methods(answer: Any, **context: Any) -> str | None:
         return None
     if "spawn" in got:
         return ("a spawned worker is a fresh Python process: it unpickles the dataset by importing `module.ClassName`. "
-                "In which module does a class defined in a notebook live, and does the fresh process have it (section 1)?")
+                "In which module does a class defined in a notebook live, and does the fresh process have it (the exercise's text, and deeper §1)?")
     if "forkserver" in got:
         return ("a forkserver worker is forked from the clean server process, not from your notebook: the server only "
                 "imported what was preloaded (here torch and course_utils.datasets). Does it know your class?")
-    return "one start method copies the whole parent process, notebook namespace included: which one (section 1)?"
+    return "one start method copies the whole parent process, notebook namespace included: which one (the exercise's text, and deeper §1)?"

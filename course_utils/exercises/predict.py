@@ -24,25 +24,28 @@ def gap(guess: float, measured: float) -> float:
     return max(guess / measured, measured / guess)
 
 
-def verdict(guess: Any, measured: float, *, unit: str = "", why: str = "", close: float = 1.5) -> str:
-    """The line printed under the measurement: the guess, this run's number, the factor, and ``why``."""
+def verdict(guess: Any, measured: float, *, unit: str = "", why: str = "", close: float = 1.5,
+            found: str = "measured") -> str:
+    """The line printed under the measurement: the guess, this run's number, the factor, and ``why``.
+    ``found`` is the verb for how the run got its number ("estimated" for a computed estimate)."""
     shown = f"{measured:.3g}{(' ' + unit) if unit else ''}"
     if is_unattempted(guess):
-        return (f"⬜ no prediction written: this run measured {shown}. Next time write your guess first: "
+        return (f"⬜ no prediction written: this run {found} {shown}. Next time write your guess first: "
                 f"a guess you commit to is what shows you which part of your picture was wrong.")
     if isinstance(guess, bool) or not isinstance(guess, numbers.Real) or not math.isfinite(float(guess)):
-        return f"⬜ the prediction must be a number (it is {type(guess).__name__}); this run measured {shown}."
+        return f"⬜ the prediction must be a number (it is {type(guess).__name__}); this run {found} {shown}."
     factor = gap(float(guess), measured)
     where = "too low" if guess < measured else "too high"
     if factor <= close:
-        head = f"🎯 you predicted {float(guess):.3g}, this run measured {shown}: within {close:g}×"
+        head = f"🎯 you predicted {float(guess):.3g}, this run {found} {shown}: within {close:g}×"
     elif math.isinf(factor):
-        head = f"❌ you predicted {float(guess):.3g}, this run measured {shown}: a prediction must be positive"
+        head = f"❌ you predicted {float(guess):.3g}, this run {found} {shown}: a prediction must be positive"
     else:
-        head = f"↔ you predicted {float(guess):.3g}, this run measured {shown}: {factor:.1f}× {where}"
+        head = f"↔ you predicted {float(guess):.3g}, this run {found} {shown}: {factor:.1f}× {where}"
     return head + (f". Why: {why}" if why else ".")
 
 
-def predict(guess: Any, *, measured: float, unit: str = "", why: str = "", close: float = 1.5) -> None:
+def predict(guess: Any, *, measured: float, unit: str = "", why: str = "", close: float = 1.5,
+            found: str = "measured") -> None:
     """Print :func:`verdict` under the cell. Never raises: Run All goes on with or without a guess."""
-    print(verdict(guess, float(measured), unit=unit, why=why, close=close))
+    print(verdict(guess, float(measured), unit=unit, why=why, close=close, found=found))
