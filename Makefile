@@ -34,6 +34,7 @@ RESULTS     ?=
 NOTEBOOKS   ?=
 PARAMS      ?=
 PORT        ?= 8888
+FROM        ?=
 LAB_ARGS    ?=
 PYTEST_ARGS ?=
 # What installs the packages: uv (pip puts it into the venv first: one ~20 MB wheel) fetches and unpacks
@@ -120,7 +121,8 @@ help:
 	@echo "make run        run every notebook headless into build/run/ [DEVICE=auto|cpu|cuda|mps] [SMOKE=1] [RESULTS=name]"
 	@echo "                [NOTEBOOKS='02 03'] [PARAMS='EPOCHS=2000 READ_EVERY=100'] (an unknown parameter name is an error)"
 	@echo "make outputs    re-execute the notebooks in place (the stored outputs nbval compares against), regenerate solutions/"
-	@echo "make slides     offline reveal.js slides of every lesson into build/slides/ (npm ci fetches the JS once)"
+	@echo "make slides     each lesson's deck (notebooks/decks/) as offline reveal.js slides into build/slides/ (npm ci fetches the JS once)"
+	@echo "                [FROM=build/run: show the outputs of that run, e.g. after make run on a GPU]"
 	@echo "make site       the course as a static site, build/site/index.html: works from file:// with no network"
 	@echo "make web        the pinned browser assets and JupyterHub's proxy into build/web/ (npm ci; make slides runs it)"
 	@echo "torch: TORCH_SPEC='$(TORCH_SPEC)' TORCH_INDEX='$(TORCH_INDEX)' -> installs '$(TORCH_INSTALL)' from '$(or $(TORCH_INDEX_RESOLVED),default pip sources)'"
@@ -200,7 +202,7 @@ $(WEB_STAMP): package.json package-lock.json
 web: $(WEB_STAMP)
 
 slides: $(STAMP) $(WEB_STAMP)
-	$(PY) tools/slides.py
+	$(PY) tools/slides.py $(if $(FROM),--from $(FROM))
 
 site: slides
 	$(PY) tools/site.py

@@ -6,13 +6,14 @@ attributes to the reference run is formatted from the card, as the doc rounds it
 the doc; the words that judge a figure ("slowed", "little or no speed-up") are checked against it. After
 re-measuring the card, the failures list what in the doc to update. The lessons-at-a-glance table
 gives each core's and each deeper notebook's seconds from the card, and each core's minutes as the
-sum of its speaker notes' minutes.
+sum of its deck's slide minutes; the class plans give each section's minutes from the deck.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -63,24 +64,55 @@ def test_lesson_table_has_each_lessons_seconds_from_the_card():
     assert _lesson_table("deeper run") == {lesson: deeper.get(lesson, "—") for lesson in core}
 
 
-def _speaker_minutes(path: Path) -> int:
-    """The sum of the "**Speaker notes** (N min)" of a notebook's `##` sections."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    total = 0
-    for cell in nb["cells"]:
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        notes = cell.get("metadata", {}).get("course", {}).get("notes", "")
-        match = re.search(r"\*\*Speaker notes\*\* \((\d+) min", notes)
-        if cell["cell_type"] == "markdown" and source.startswith("## ") and match:
-            total += int(match.group(1))
-    return total
+def _deck(number: str) -> tuple[object, dict]:
+    import nbformat
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import deck
+
+    [path] = (ROOT / "notebooks").glob(f"{number}_*.ipynb")
+    return deck, nbformat.read(path, as_version=4), deck.load(path)
 
 
-def test_lesson_minutes_are_the_cores_speaker_notes():
-    """The "minutes" column is the sum of each core's speaker-note minutes, as the doc says it is."""
-    assert "the sum of the minutes in the core's speaker notes" in FLAT
-    cores = {p.name[:2]: _speaker_minutes(p) for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))}
-    assert {k: int(v) for k, v in _lesson_table("minutes").items()} == cores
+def _half_up(minutes: float) -> int:
+    """Minutes as the doc rounds them: 2.5 -> 3 (Python's round() would give 2)."""
+    return math.floor(minutes + 0.5)
+
+
+def test_lesson_minutes_are_the_decks():
+    """The "minutes" column is the sum of each deck's slide minutes, as the doc says it is."""
+    assert "the sum of the minutes of its deck's slides" in FLAT
+    decks = {}
+    for number in _lesson_table("minutes"):
+        _, _, spec = _deck(number)
+        decks[number] = _half_up(sum(s["minutes"] for s in spec["slides"]))
+    assert {k: int(v) for k, v in _lesson_table("minutes").items()} == decks
+
+
+CLASS_ROW = re.compile(r"^\|[^|]*\| (\d\d) \| ([^|]*)\|", re.M)
+SECTION = re.compile(r"(?:§(\d+)|\b(Exercises)) [^()]*?\((\d+)\)")
+
+
+def test_the_class_plans_give_each_sections_slide_minutes():
+    """Each "§N title (M)" in the 2-hour and 1-day plans is the minutes of that section's slides in the
+    lesson's deck; "the whole core (M)" is the deck's total."""
+    checked = 0
+    for number, present in CLASS_ROW.findall(DOC.split("## A 2-hour class", 1)[1].split("## Lesson by lesson", 1)[0]):
+        deck, nb, spec = _deck(number)
+        groups = {}
+        for g in deck.groups(nb, spec):
+            key = (re.match(r"(\d+)\.", g["title"]) or [None, g["title"].split()[0]])[1]
+            groups[key] = groups.get(key, 0) + g["minutes"]
+        whole = re.search(r"the whole core \((\d+)\)", present)
+        if whole:
+            assert int(whole[1]) == _half_up(sum(s["minutes"] for s in spec["slides"])), (number, present)
+            checked += 1
+        for sec, exercises, minutes in SECTION.findall(present):
+            key = sec or exercises
+            assert key in groups, f"lesson {number}: the plan names {key}, which has no slides in the deck"
+            assert int(minutes) == _half_up(groups[key]), f"lesson {number} {key}: the plan says {minutes}, the deck {groups[key]:g}"
+            checked += 1
+    assert checked > 20
 
 
 def test_the_plan_adds_up_and_places_every_lesson():

@@ -22,7 +22,7 @@ slides, each with a title, a few words, the cells it shows from the lesson, spea
 
 ``show`` items: ``cell`` (a cell id), ``code`` (``all`` or ``[first, last]``), ``output`` (``all``,
 ``figure``, ``text``, ``table`` or a 0-based index), ``output_lines`` (``[first, last]`` of a text
-output). Slides show the lesson's current cells and outputs, so a deck built from a run on a GPU
+output); a markdown cell is shown whole, or its ``lines: [first, last]``. Slides show the lesson's current cells and outputs, so a deck built from a run on a GPU
 shows the GPU's numbers (``tools/slides.py --from build/run``).
 
 One source of truth: the slides take their code and results from the lesson; the deck holds only
@@ -49,6 +49,9 @@ OUTPUTS = ("all", "figure", "text", "table")
 PLUMBING = re.compile(r"\b(record|compare|finish|check_params?|ledger|missing_gpu_line|progress|load_cards?|"
                       r"require_params?|show_table)\s*\(|\bledger\.|pip install|%pip|course_utils\.(?:ledger|params|cards)\b")
 PLUMBING_TAGS = ("course-install", "parameters")
+# A number with a unit on a slide or in its notes must be one the lesson says or its stored run printed:
+# a run's number copied into a deck goes stale when the run is redone (or built from a GPU run).
+QUANTITY = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(µs|us|ms|s|GFLOP/s|TFLOP/s|GB/s|MiB|GiB|%|x|×)(?![\w/])(?!\s*10)")  # not 1.4 × 10¹¹
 STAMP_HEADER = "# Written by `python tools/slides.py --stamp NN` once the slides of a changed section are reviewed.\n"
 
 
@@ -144,7 +147,11 @@ def _is_text(out) -> bool:
 def shown_cell(cell, item: dict):
     """A copy of ``cell`` with only what ``item`` shows (raises ValueError with the reason)."""
     cell = copy.deepcopy(cell)
-    if cell.cell_type != "code":
+    if cell.cell_type != "code":  # prose: all of it, or the lines chosen (e.g. a code block in the text)
+        if item.get("lines", "all") != "all":
+            lines = _source(cell).splitlines()
+            first, last = _lines(item["lines"], len(lines), "lines")
+            cell.source = "\n".join(lines[first - 1:last])
         return cell
     lines = _source(cell).splitlines()
     if item.get("code", "none") in ("none", None):
@@ -177,7 +184,8 @@ def shown_cell(cell, item: dict):
     for out in picked:  # a talk shows what a student would unfold: folded tables open on the slide
         html = out.get("data", {}).get("text/html")
         if html is not None:
-            out["data"]["text/html"] = re.sub(r"<details(?![^>]*\bopen)", "<details open", "".join(html))
+            html = re.sub(r"<details(?![^>]*\bopen)", "<details open", "".join(html))
+            out["data"]["text/html"] = re.sub(r"(?: \(click to open\)|: click to open)(?=</summary>)", "", html)
     cell.outputs = picked
     return cell
 
@@ -188,6 +196,46 @@ def is_picture(cell) -> bool:
 
 
 # --------------------------------------------------------------------------- checks
+
+def lesson_text(nb) -> str:
+    """Everything a lesson says: its cells' sources and the text of their stored outputs."""
+    parts = []
+    for cell in nb.cells:
+        parts.append(_source(cell))
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                parts.append("".join(out.get("text", "")))
+            parts += ["".join(v) if isinstance(v, list) else str(v)
+                      for k, v in out.get("data", {}).items() if k.startswith("text/")]
+    return "\n".join(parts)
+
+
+def foreign_numbers(nb, spec: dict) -> list[str]:
+    """``slide N (title): '3.73 s'`` for each number with a unit in a slide's title, text or notes that
+    neither the lesson nor its stored outputs contain. Work a derived number out in words ("about
+    1.4 times") or show the output that prints it."""
+    said, found = lesson_text(nb), []
+    for n, slide in enumerate(spec.get("slides", []), 1):
+        if not isinstance(slide, dict):
+            continue
+        for key in ("title", "text", "notes"):
+            for m in QUANTITY.finditer(str(slide.get(key, ""))):
+                if not re.search(rf"(?<![\d.]){re.escape(m[1])}(?!\d)", said):
+                    found.append(f"slide {n} ({slide.get('title', '')!r}) {key}: {m[0]!r}")
+    return found
+
+
+def _code_only(source: str) -> str:
+    """``source`` without its comments (a comment may say "finish (" without calling anything)."""
+    import io
+    import tokenize
+
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type != tokenize.COMMENT]
+        return tokenize.untokenize(tokens)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return re.sub(r"#[^\n]*", "", source)  # a few lines cut from a cell may not tokenize
+
 
 def problems(nb, spec: dict, name: str = "") -> list[str]:
     """Everything wrong with a lesson's deck, one line each (empty: fine)."""
@@ -238,13 +286,16 @@ def problems(nb, spec: dict, name: str = "") -> list[str]:
             except ValueError as e:
                 found.append(f"{at}: cell {cell.id}: {e}")
                 continue
-            if cell.cell_type == "code" and PLUMBING.search(view.source):
-                found.append(f"{at}: shows plumbing code ({PLUMBING.search(view.source)[0]!r} in cell {cell.id}): "
-                             "show its output, or other lines")
+            hit = PLUMBING.search(_code_only(view.source)) if cell.cell_type == "code" else None
+            if hit:
+                found.append(f"{at}: shows plumbing code ({hit[0]!r} in cell {cell.id}): show its output, or other lines")
             shown.append(view)
         pictures += any(is_picture(v) for v in shown)
     if slides and pictures * PICTURE_EVERY < len(slides):
         found.append(f"{pictures} of {len(slides)} slides show a picture (at least one in {PICTURE_EVERY})")
+    for where in foreign_numbers(nb, spec):
+        found.append(f"{where} is not in the lesson or its stored run: a run's number goes on a slide as the "
+                     "output that prints it (a rerun, or a GPU run, changes it)")
     first = slides[0] if slides and isinstance(slides[0], dict) else {}
     if not re.search(r"[?？]", f"{first.get('title', '')} {first.get('text', '')}") or not first.get("text"):
         found.append("the first slide asks the lesson's question (a '?') and answers it in its text")

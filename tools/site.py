@@ -9,8 +9,8 @@ Layout (every link relative, every script and stylesheet a local file):
     build/site/lessons/NN_*.html           each lesson with its stored outputs; saved widget state renders
     build/site/solutions/NN_*.html         the generated solutions notebooks (no outputs: run them to see)
     build/site/slides/                     a copy of build/slides/ (slides + assets/, shared by all pages)
-    build/site/instructor.html             every lesson's speaker notes by section (from the headings'
-                                           metadata, tools/notes.py), with the lesson plan and minutes
+    build/site/instructor.html             every deck's plan and speaker notes, slide by slide, with minutes
+                                           (from notebooks/decks/, tools/deck.py)
 
 The lesson pages use tools/templates/offline_lab (nbconvert's lab template without MathJax or the
 mermaid CDN import); require.js and the widgets HTML manager come from ``slides/assets/``.
@@ -198,7 +198,7 @@ def index_html(rows: list[dict]) -> str:
 <p>Each lesson as a page with the outputs of the course's reference CPU run (widgets show their saved
 state; moving a slider needs a running kernel: open the notebook in JupyterLab), as slides (press
 <kbd>s</kbd> for speaker notes), and its worked solutions. Every page here works offline.
-Teaching it? The <a href="instructor.html">instructor notes</a> give each section's notes and minutes.</p>
+Teaching it? The <a href="instructor.html">instructor notes</a> give each deck's plan, and every slide's notes and minutes.</p>
 <h2>The lessons</h2>
 {chr(10).join(body)}
 <p><a href="glossary.html">Glossary</a> (English / 中文): every term the lessons use, and the training loop done right.
@@ -213,30 +213,33 @@ here only once its file exists.</p>
 
 
 def instructor_html(lessons: list[Path]) -> str:
-    """The instructor's page: per lesson, the lesson plan, then each section's notes (Say / Ask / Demo / Time)."""
+    """The instructor's page: per lesson, its deck's plan (minutes per slide group), then every slide's
+    title, minutes and notes (Say / Ask the room / Demo), as the speaker view shows them."""
     import nbformat
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
     parts = []
     for path in lessons:
-        nb = nbformat.read(path, as_version=4)
-        slides.course_notes.migrate(nb)  # a lesson still in today's format (notes cells) reads the same
+        nb, spec = nbformat.read(path, as_version=4), slides.decks.load(path)
         parts.append(f'<h2 id="l{path.name[:2]}">{html.escape(lesson_title(path))} '
                      f'<small>(<a href="slides/{path.stem}.slides.html">slides</a>, '
                      f'<a href="lessons/{path.stem}.html">lesson</a>)</small></h2>')
-        parts.append(f'<div class="notes">{markdown2html_mistune(slides.lesson_plan(nb))}</div>')
-        for section in slides.course_notes.section_notes(nb):
-            if section["level"] == 2 and section["notes"]:
-                parts.append(f"<h3>{html.escape(section['title'])}</h3>"
-                             f'<div class="notes">{markdown2html_mistune(section["notes"])}</div>')
+        if not spec:
+            parts.append("<p>No deck yet.</p>")
+            continue
+        parts.append(f'<div class="notes">{markdown2html_mistune(slides.decks.lesson_plan(nb, spec))}</div>')
+        for n, slide in enumerate(spec["slides"], 1):
+            parts.append(f"<h3>{n}. {html.escape(str(slide['title']))} <small>({slide['minutes']:g} min)</small></h3>"
+                         f'<div class="notes">{markdown2html_mistune(str(slide["notes"]))}</div>')
     toc = " · ".join(f'<a href="#l{p.name[:2]}">{p.name[:2]}</a>' for p in lessons)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Instructor notes: Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
 <h1>Instructor notes</h1>
-<p>What to say, what to ask, what to demo and how long each section takes; the same notes appear on every
-slide of their section in the slides' speaker view (press <kbd>s</kbd>). Students see the questions in the
-lessons as folded "Check yourself" cells. <a href="index.html">Back to the lessons</a>. Lessons: {toc}</p>
+<p>Each lesson's deck as a talk: its plan (minutes per group of slides), then every slide with what to say,
+what to ask the room and what to demo. The same notes are in the slides' speaker view (press <kbd>s</kbd>).
+Students see the questions in the lessons as folded "Check yourself" cells.
+<a href="index.html">Back to the lessons</a>. Lessons: {toc}</p>
 {chr(10).join(parts)}
 </body></html>
 """

@@ -77,6 +77,9 @@ def deck(lesson: Path, outputs_from: Path | None = None):
             if cell.cell_type == "code":
                 cell.outputs = ran[cell.id].get("outputs", [])
         nb.metadata["widgets"] = run.metadata.get("widgets", nb.metadata.get("widgets", {}))
+        stale = decks.foreign_numbers(nb, decks.load(lesson))
+        if stale:
+            raise SystemExit(f"{lesson.stem}: the deck quotes numbers this run did not print:\n  " + "\n  ".join(stale))
     return decks.notebook(nb, decks.load(lesson))
 
 
