@@ -72,7 +72,7 @@ def headline(machines: list[Machine]) -> Figure:
         names.append((y, f"{m.label}\n({m.kind})"))
     ax.set_yticks([y for y, _ in names], [n for _, n in names], fontsize=9)
     ax.set_xlim(0, 1.35 * max(max(m.cpu_s, m.gpu_s) for m in machines))
-    ax.legend(handles=[Patch(color=CPU_COLOUR, label="CPU"), Patch(color=GPU_COLOUR, label="GPU")], loc="lower right")
+    # no legend: each bar says CPU or GPU at its end, where a legend box would cover a label
     ax.grid(axis="y", visible=False)
     return fig
 
