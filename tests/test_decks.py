@@ -139,7 +139,7 @@ def test_every_slide_of_every_deck_fits_a_1280x720_projector_and_works_offline(b
     assert len(results) == len(slides_tool.lessons())
     # Each deck is its talk: as many slides as its deck file, at most 30, and nothing cut to fit.
     written = {p.stem: len(slides_tool.decks.load(p)["slides"]) for p in slides_tool.lessons()}
-    assert {r["deck"]: r["slides"] for r in results} == {k[:2]: v for k, v in written.items()}, written
+    assert {r["deck"]: r["slides"] for r in results} == {f"{k}.slides.html": v for k, v in written.items()}
     assert max(written.values()) <= slides_tool.decks.MAX_SLIDES
     for deck in decks:
         text = re.sub(r"<[^>]+>", " ", deck.read_text(encoding="utf-8"))
