@@ -165,7 +165,8 @@ def test_a_deck_is_its_slides_with_notes_and_nothing_cut():
     assert all(kinds[i + 1] in ("-", "notes") for i, k in enumerate(kinds) if k == "slide")
     notes = [c.source for c in nb.cells if c.metadata["slideshow"]["slide_type"] == "notes"]
     assert notes[0].startswith(f"**{spec['slides'][0]['minutes']} min**") and "**Plan** (" in notes[0]
-    assert all(s["notes"].strip() in n for s, n in zip(spec["slides"], notes))
+    assert all(decks.notes_markdown(s["notes"]) in n for s, n in zip(spec["slides"], notes))
+    assert "\n\n**Ask the room:**" in notes[1], "each label of the notes starts its own paragraph"
     shown = [c for c in nb.cells if c.cell_type == "code"]
     lines = _cell(nbformat.read(LESSON_00, as_version=4), "def matmul_matches_cpu").source.splitlines()
     assert any(c.source == "\n".join(lines[:8]) and not c.outputs for c in shown), "code: [1, 8] shows those lines"

@@ -358,7 +358,7 @@ def notebook(nb, spec: dict):
             view.metadata["slideshow"] = {"slide_type": "-"}
             out.cells.append(view)
         group = heads[where[cells_of(slide)[0]]]["title"] if cells_of(slide) else ""
-        text = f"**{slide['minutes']:g} min** · {group}\n\n{slide['notes'].strip()}"
+        text = f"**{slide['minutes']:g} min** · {group}\n\n{notes_markdown(slide['notes'])}"
         if n == 1:
             text += "\n\n" + plan
         note = nbformat.v4.new_markdown_cell(text)
@@ -368,6 +368,12 @@ def notebook(nb, spec: dict):
         if cell.cell_type == "markdown":
             cell.id = f"d{i}"
     return out
+
+
+def notes_markdown(notes: str) -> str:
+    """The notes with each bold label ("**Say:**", "**Ask the room:**", "**Demo:**") starting its own
+    paragraph: a deck file wraps them as one block of lines, which markdown would run together."""
+    return re.sub(r"\s+(\*\*[A-Z][^*\n]{0,40}:\*\*)", r"\n\n\1", notes.strip())
 
 
 def groups(nb, spec: dict) -> list[dict]:
@@ -384,7 +390,10 @@ def groups(nb, spec: dict) -> list[dict]:
 
 
 def lesson_plan(nb, spec: dict) -> str:
-    rows = [f"- {g['title']}: {g['slides']} slide{'s' * (g['slides'] > 1)}, {g['minutes']:g} min" for g in groups(nb, spec)]
+    rows = []
+    for g in groups(nb, spec):
+        title = re.sub(r"^(\d+)\. ", r"§\1 ", g["title"])  # "§2 ...", not "2. ...": no list inside the list
+        rows.append(f"- {title}: {g['slides']} slide{'s' * (g['slides'] > 1)}, {g['minutes']:g} min")
     total = sum(s.get("minutes", 0) for s in spec.get("slides", []))
     return f"**Plan** ({len(spec['slides'])} slides, {total:g} min)\n\n" + "\n".join(rows)
 

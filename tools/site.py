@@ -230,7 +230,7 @@ def instructor_html(lessons: list[Path]) -> str:
         parts.append(f'<div class="notes">{markdown2html_mistune(slides.decks.lesson_plan(nb, spec))}</div>')
         for n, slide in enumerate(spec["slides"], 1):
             parts.append(f"<h3>{n}. {html.escape(str(slide['title']))} <small>({slide['minutes']:g} min)</small></h3>"
-                         f'<div class="notes">{markdown2html_mistune(str(slide["notes"]))}</div>')
+                         f'<div class="notes">{markdown2html_mistune(slides.decks.notes_markdown(str(slide["notes"])))}</div>')
     toc = " · ".join(f'<a href="#l{p.name[:2]}">{p.name[:2]}</a>' for p in lessons)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Instructor notes: Training PyTorch models on GPUs</title>
