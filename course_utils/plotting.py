@@ -40,6 +40,18 @@ def new_figure(title: str, xlabel: str, ylabel: str, *, ncols: int = 1, figsize:
     return fig, axes
 
 
+def _retina() -> None:
+    """In a notebook, store figures as PNGs of twice the pixels, shown at their usual size: crisp on a
+    HiDPI screen, and sharp when a deck scales a figure up to fill a slide (tools/slides.py)."""
+    try:
+        from IPython import get_ipython
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+    except ImportError:  # no IPython: plain matplotlib, nothing to set
+        return
+    if get_ipython() is not None and "inline" in plt.get_backend():
+        set_matplotlib_formats("retina")
+
+
 def finish(fig: Figure, path: str | Path | None = None) -> None:
     """Add legends where series are labelled, tighten, save a PNG if ``path`` is given, show.
 
@@ -53,4 +65,5 @@ def finish(fig: Figure, path: str | Path | None = None) -> None:
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, format="png", bbox_inches="tight")
+    _retina()
     plt.show()  # returns None, so the cell prints no Figure repr
