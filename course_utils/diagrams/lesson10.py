@@ -19,13 +19,13 @@ PHASE_COLOURS = ("#4c72b0", "#55a868", "#c44e52", "#8172b2", "#ccb974")
 def top_ops(ops_us: dict[str, float], step_us: float, title: str = "The slow loop: where a step's time goes") -> Figure:
     """Horizontal bars: microseconds per step of *self* time of each operator or range (largest on
     top), as the profiler's table lists them, with the whole step for scale."""
-    fig, ax = new_figure(title, "self time per step (us)", "operator or range", figsize=(8.0, 1.2 + 0.38 * len(ops_us)))
+    fig, ax = new_figure(title, "self time per step (us)", "operator or range", figsize=(8.0, 1.0 + 0.3 * len(ops_us)))
     names = list(ops_us)[::-1]
     values = [ops_us[n] for n in names]
     ax.barh(range(len(names)), values, color="#4c72b0")
     for y, v in enumerate(values):
-        ax.text(v, y, f" {v:.0f} us ({v / step_us:.0%})", va="center", fontsize=8)
-    ax.set_yticks(range(len(names)), names, fontsize=8)
+        ax.text(v, y, f" {v:.0f} us ({v / step_us:.0%})", va="center", fontsize=11)  # readable on a slide
+    ax.set_yticks(range(len(names)), names, fontsize=11)
     ax.set_xlim(0, 1.3 * max(values))
     ax.grid(axis="y", visible=False)
     return fig
