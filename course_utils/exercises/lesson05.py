@@ -92,7 +92,7 @@ def _zero(answer: Any, *, n_params: float, n_gpus: int, card_bytes: float, w: in
     return "answer with the stage number, an int from 0 to 3 (or None if not even ZeRO-3 fits)"
 
 
-_T4 = {"total_bytes": 15360 * 2**20, "bytes_per_param": 16}  # a T4 reports 15,360 MiB; fp32 + AdamW
+_T4 = {"total_bytes": 15360 * 2**20, "bytes_per_param": 16}  # a T4 in nvidia-smi: 15,360 MiB; fp32 + AdamW
 
 
 @exercise("05.card_params", right=lambda: _T4["total_bytes"] / 16, wrong=lambda: 16e9 / 16, example=_T4)
