@@ -92,7 +92,10 @@ def available_references() -> list[str]:
 
 
 def _flatten(card: dict) -> dict[str, Result]:
-    return {key: Result(**r) for nb in card.get("notebooks", {}).values() for key, r in nb.get("results", {}).items()}
+    """Every result of a card by key. A deeper notebook may record a key its core records too (lesson 02
+    re-measures the epoch): the core's value wins, so a core compares with the card's run of itself."""
+    notebooks = sorted(card.get("notebooks", {}).items(), key=lambda item: not item[0].startswith("deeper/"))
+    return {key: Result(**r) for _, nb in notebooks for key, r in nb.get("results", {}).items()}
 
 
 def load_reference(name: str) -> dict[str, Result]:

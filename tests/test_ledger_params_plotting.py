@@ -68,6 +68,23 @@ def test_references_load_and_compare(tmp_path):
     assert lines[4].startswith("h200: NVIDIA H200, torch 2.13.0, ")
 
 
+def test_a_key_a_core_and_its_deeper_notebook_both_record_reads_as_the_cores(tmp_path):
+    """The card's comparison column in a core lesson is the card's run of that core, whichever order the
+    card lists its notebooks in."""
+    from course_utils.cards import new_card
+
+    for order in (("deeper/02_iris", "02_iris"), ("02_iris", "deeper/02_iris")):
+        ref = new_card("box", {"python": "3.12", "torch": "2.13.0", "cuda_build": None, "nvidia_driver": None,
+                               "cpu_model": "x", "cpu_count": 2, "gpus": []}, "cpu", "test")
+        for nb in order:
+            value = 2.0 if nb.startswith("deeper/") else 1.0
+            ref["notebooks"][nb] = {"status": "ok", "results": {"iris.epoch_us": {"value": value, "unit": "us", "note": ""}}}
+        (tmp_path / "results").mkdir(exist_ok=True)
+        (tmp_path / "results" / "box.json").write_text(json.dumps(ref))
+        ledger.clear()
+        assert ledger.load_reference("box")["iris.epoch_us"].value == 1.0, order
+
+
 def test_param_checks():
     assert params.check_int("EPOCHS", 10, 1, 100) == 10
     with pytest.raises(params.ParameterError, match=r"EPOCHS must be in \[1, 100\], got 0"):
