@@ -178,6 +178,16 @@ def test_a_deck_is_its_slides_with_notes_and_nothing_cut():
     assert len({c.id for c in nb.cells}) == len(nb.cells), "a cell shown on two slides gets two ids"
 
 
+def test_output_grep_finds_lines_wherever_a_run_split_its_stream():
+    cell = nbformat.v4.new_code_cell("run()")
+    for split in (["a\n$ cmd 1\n", "x\n--- done\n$ cmd 2\n"], ["a\n$ cmd 1\nx\n--- done\n", "$ cmd 2\n"]):
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=t) for t in split]
+        view = decks.shown_cell(cell, {"cell": "x", "output": "text", "output_grep": r"^\$ cmd 2"})
+        assert [o["text"] for o in view.outputs] == ["$ cmd 2\n"]
+    with pytest.raises(ValueError, match="matches no line"):
+        decks.shown_cell(cell, {"cell": "x", "output": "text", "output_grep": "nothing"})
+
+
 def test_a_deck_can_show_another_runs_outputs(tmp_path):
     """`make slides FROM=build/run`: the slides show an executed copy's outputs (a GPU run's figures)."""
     nb = nbformat.read(LESSON_00, as_version=4)

@@ -22,7 +22,8 @@ slides, each with a title, a few words, the cells it shows from the lesson, spea
 
 ``show`` items: ``cell`` (a cell id), ``code`` (``all`` or ``[first, last]``), ``output`` (``all``,
 ``figure``, ``text``, ``table`` or a 0-based index), ``output_lines`` (``[first, last]`` of a text
-output); a markdown cell is shown whole, or its ``lines: [first, last]``. Slides show the lesson's current cells and outputs, so a deck built from a run on a GPU
+output), ``output_grep`` (a regular expression: only the text output's lines that match, however a run
+split its stream); a markdown cell is shown whole, or its ``lines: [first, last]``. Slides show the lesson's current cells and outputs, so a deck built from a run on a GPU
 shows the GPU's numbers (``tools/slides.py --from build/run``).
 
 One source of truth: the slides take their code and results from the lesson; the deck holds only
@@ -174,6 +175,14 @@ def shown_cell(cell, item: dict):
         raise ValueError(f"output is {want!r}: one of {', '.join(OUTPUTS)}, none, or an index below {len(outputs)}")
     if want not in ("none", None) and not picked:
         raise ValueError(f"output {want!r}: the cell's stored outputs have none (run the lesson and store its outputs)")
+    if "output_grep" in item:  # the lines that match, wherever a run's stream happened to split them
+        texts = [o for o in picked if o.get("output_type") == "stream"]
+        lines = [line for o in texts for line in "".join(o["text"]).splitlines() if re.search(item["output_grep"], line)]
+        if not lines:
+            raise ValueError(f"output_grep {item['output_grep']!r} matches no line of the cell's text output")
+        first = copy.deepcopy(texts[0])
+        first["text"] = "\n".join(lines) + "\n"
+        picked = [first]
     if "output_lines" in item:
         texts = [o for o in picked if o.get("output_type") == "stream"]
         if len(texts) != 1:
