@@ -310,7 +310,8 @@ def problems(nb, spec: dict, name: str = "") -> list[str]:
         found.append("the first slide asks the lesson's question (a '?') and answers it in its text")
     heads = sections(nb)
     skip = spec.get("skip") or {}
-    for head, slides_here in covered(nb, spec).items():
+    drawn_on = covered(nb, spec)
+    for head, slides_here in drawn_on.items():
         if not slides_here and head not in skip:
             found.append(f"section {heads[head]['title']!r} (cell {head}) has no slide: add one, or list it "
                          "under 'skip' with the reason")
@@ -320,7 +321,7 @@ def problems(nb, spec: dict, name: str = "") -> list[str]:
     stamp, now = spec.get("stamp") or {}, section_hashes(nb)
     for head, digest in now.items():
         if stamp.get(head) != digest:
-            which = covered(nb, spec).get(head) or []
+            which = drawn_on.get(head) or []
             found.append(f"stale: section {heads[head]['title']!r} changed since its slides {which or '(none)'} were "
                          f"reviewed: check them, then run `python tools/slides.py --stamp {name[:2]}`")
     return [f"{name}: {p}" for p in found] if name else found
@@ -336,9 +337,8 @@ def stamp(lesson: Path, nb) -> bool:
     block = STAMP_HEADER + "stamp:\n" + "".join(
         f"  {_key(head)}: {digest}   # {heads[head]['title'][:60]}\n"
         for head, digest in hashes.items())
-    cut = text.find(STAMP_HEADER)
-    if cut < 0:
-        cut = len(text) if not re.search(r"^stamp:", text, re.M) else re.search(r"^stamp:", text, re.M).start()
+    old = re.search(re.escape(STAMP_HEADER) + "|^stamp:", text, re.M)  # the block is always last
+    cut = old.start() if old else len(text)
     new = text[:cut].rstrip("\n") + "\n" + block
     if new != text:
         path.write_text(new, encoding="utf-8")

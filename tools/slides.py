@@ -64,10 +64,10 @@ def check(lesson: Path) -> list[str]:
 def deck(lesson: Path, outputs_from: Path | None = None):
     """The notebook ``lesson``'s slides are made from, with the outputs of ``outputs_from/<name>``
     (an executed copy, same cells) when given."""
-    problems = check(lesson)
+    nb, spec = nbformat.read(lesson, as_version=4), decks.load(lesson)
+    problems = decks.problems(nb, spec, lesson.stem)
     if problems:
         raise SystemExit("\n".join(problems) + "\nfix the deck (docs/authoring.md#decks), then build again")
-    nb = nbformat.read(lesson, as_version=4)
     if outputs_from is not None:
         run = nbformat.read(outputs_from / lesson.name, as_version=4)
         ran = {c.id: c for c in run.cells}
@@ -77,10 +77,10 @@ def deck(lesson: Path, outputs_from: Path | None = None):
             if cell.cell_type == "code":
                 cell.outputs = ran[cell.id].get("outputs", [])
         nb.metadata["widgets"] = run.metadata.get("widgets", nb.metadata.get("widgets", {}))
-        stale = decks.foreign_numbers(nb, decks.load(lesson))
+        stale = decks.foreign_numbers(nb, spec)
         if stale:
             raise SystemExit(f"{lesson.stem}: the deck quotes numbers this run did not print:\n  " + "\n  ".join(stale))
-    return decks.notebook(nb, decks.load(lesson))
+    return decks.notebook(nb, spec)
 
 
 def uses_latex(nb) -> list[int]:
