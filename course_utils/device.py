@@ -15,12 +15,15 @@ from typing import Any
 
 import torch
 
+from .i18n import t
+
 CHOICES = ("auto", "cpu", "cuda", "mps")
 
-CUDA_HELP = (
-    "Install a CUDA build of PyTorch on a machine with an NVIDIA GPU and driver "
-    "(see https://pytorch.org/get-started/locally/), or run the notebook with DEVICE='auto' or 'cpu'."
-)
+
+def cuda_help() -> str:
+    """What to do when CUDA was asked for and is missing, in the lesson's language."""
+    return t("Install a CUDA build of PyTorch on a machine with an NVIDIA GPU and driver "
+             "(see https://pytorch.org/get-started/locally/), or run the notebook with DEVICE='auto' or 'cpu'.")
 
 
 class DeviceUnavailableError(RuntimeError):
@@ -57,23 +60,27 @@ def pick_device(requested: str = "auto") -> torch.device:
     req = str(requested).strip().lower()
     kind, _, index = req.partition(":")
     if kind not in CHOICES or (index and (kind == "auto" or not index.isdigit())):
-        raise ValueError(f"DEVICE must be one of {CHOICES} (optionally 'cuda:N'), got {requested!r}")
+        raise ValueError(t("DEVICE must be one of {choices} (optionally 'cuda:N'), got {requested!r}",
+                           choices=CHOICES, requested=requested))
     have = available_devices()
     if kind == "auto":
         return torch.device(have[0])
     if kind not in have:
         why = {
-            "cuda": f"this PyTorch build ({torch.__version__}) "
-            + ("has no CUDA support. " if torch.version.cuda is None else "found no usable NVIDIA GPU. ")
-            + CUDA_HELP,
-            "mps": "MPS needs macOS 12.3+ on Apple silicon with a PyTorch build that includes it.",
+            "cuda": (t("this PyTorch build ({version}) has no CUDA support. ", version=torch.__version__)
+                     if torch.version.cuda is None else
+                     t("this PyTorch build ({version}) found no usable NVIDIA GPU. ", version=torch.__version__))
+            + cuda_help(),
+            "mps": t("MPS needs macOS 12.3+ on Apple silicon with a PyTorch build that includes it."),
         }[kind]
         raise DeviceUnavailableError(
-            f"DEVICE={requested!r} is not available on this machine; available: {have}. {why}"
+            t("DEVICE={requested!r} is not available on this machine; available: {have}. {why}",
+              requested=requested, have=have, why=why)
         )
     if kind == "cuda" and index and int(index) >= torch.cuda.device_count():
         raise DeviceUnavailableError(
-            f"DEVICE={requested!r}: this machine has {torch.cuda.device_count()} CUDA device(s)."
+            t("DEVICE={requested!r}: this machine has {count} CUDA device(s).", requested=requested,
+              count=torch.cuda.device_count())
         )
     return torch.device(req)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from . import published
 from .atomic import atomic_write_text
 from .cards import load_cards
+from .i18n import t
 from .paths import checkout
 from .tables import Table
 
@@ -213,8 +214,8 @@ def missing_gpu_line(figures: list[str], device: "object | None" = None) -> None
     if on_gpu or not figures:
         return
     cards = gpu_cards()
-    shown = (f"the table at the end shows them from the GPU results card{'s' if len(cards) > 1 else ''} "
-             f"{', '.join(cards)}" if cards else "no GPU results card is shipped yet")
-    print(f"No GPU here, so this run does not measure: {'; '.join(figures)}. {shown[0].upper() + shown[1:]}. "
-          "To measure them, run this lesson on a GPU (Colab or Kaggle: Runtime > change runtime type > GPU) "
-          "and save a results card (docs/contributing-results.md).")
+    shown = (t("The table at the end shows them from the GPU results card(s) {cards}", cards=", ".join(cards))
+             if cards else t("No GPU results card is shipped yet"))
+    print(t("No GPU here, so this run does not measure: {figures}. {shown}. "
+            "To measure them, run this lesson on a GPU (Colab or Kaggle: Runtime > change runtime type > GPU) "
+            "and save a results card (docs/contributing-results.md).", figures="; ".join(figures), shown=shown))

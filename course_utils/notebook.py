@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from .i18n import set_language
+
 
 def frontend() -> str:
     """Where this runs: ``"colab"``, ``"jupyter"`` (any other IPython kernel) or ``"python"``."""
@@ -21,9 +23,11 @@ def frontend() -> str:
     return "colab" if "google.colab" in sys.modules else "jupyter"
 
 
-def setup_notebook() -> None:
-    """Prepare the frontend. On Colab: its custom widget manager (lesson 02's explorer needs it) and
+def setup_notebook(lang: str = "en") -> None:
+    """Choose the language course_utils speaks (``"en"``, or ``"zh"`` in ``notebooks/zh/``) and
+    prepare the frontend. On Colab: its custom widget manager (lesson 02's explorer needs it) and
     inline figures. Returns nothing, so the install cell that calls it last shows no output."""
+    set_language(lang)
     if frontend() != "colab":
         return
     from IPython import get_ipython

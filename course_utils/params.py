@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .i18n import t
+
 
 class ParameterError(ValueError):
     """A notebook parameter is out of range or of the wrong type."""
@@ -13,39 +15,40 @@ class ParameterError(ValueError):
 def check_int(name: str, value: Any, lo: int, hi: int) -> int:
     """``value`` must be an integer in ``[lo, hi]``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ParameterError(f"{name} must be an integer in [{lo}, {hi}], got {value!r} ({type(value).__name__})")
+        raise ParameterError(t("{name} must be an integer in [{lo}, {hi}], got {value!r} ({kind})",
+                                name=name, lo=lo, hi=hi, value=value, kind=type(value).__name__))
     if not lo <= value <= hi:
-        raise ParameterError(f"{name} must be in [{lo}, {hi}], got {value}")
+        raise ParameterError(t("{name} must be in [{lo}, {hi}], got {value}", name=name, lo=lo, hi=hi, value=value))
     return value
 
 
 def check_float(name: str, value: Any, lo: float, hi: float) -> float:
     """``value`` must be a real number in ``[lo, hi]``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParameterError(f"{name} must be a number in [{lo}, {hi}], got {value!r}")
+        raise ParameterError(t("{name} must be a number in [{lo}, {hi}], got {value!r}", name=name, lo=lo, hi=hi, value=value))
     if not lo <= value <= hi:
-        raise ParameterError(f"{name} must be in [{lo}, {hi}], got {value}")
+        raise ParameterError(t("{name} must be in [{lo}, {hi}], got {value}", name=name, lo=lo, hi=hi, value=value))
     return float(value)
 
 
 def check_bool(name: str, value: Any) -> bool:
     """``value`` must be True or False (papermill passes real booleans)."""
     if not isinstance(value, bool):
-        raise ParameterError(f"{name} must be True or False, got {value!r}")
+        raise ParameterError(t("{name} must be True or False, got {value!r}", name=name, value=value))
     return value
 
 
 def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
     """``value`` must be one of ``choices``."""
     if value not in choices:
-        raise ParameterError(f"{name} must be one of {list(choices)}, got {value!r}")
+        raise ParameterError(t("{name} must be one of {choices}, got {value!r}", name=name, choices=list(choices), value=value))
     return value
 
 
 def check_sizes(name: str, values: Any, lo: int, hi: int) -> list[int]:
     """A non-empty list of integers in ``[lo, hi]``, returned sorted."""
     if not isinstance(values, (list, tuple)) or not values:
-        raise ParameterError(f"{name} must be a non-empty list of integers, got {values!r}")
+        raise ParameterError(t("{name} must be a non-empty list of integers, got {values!r}", name=name, values=values))
     return sorted(check_int(f"{name}[{i}]", v, lo, hi) for i, v in enumerate(values))
 
 

@@ -23,6 +23,8 @@ import time
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sized, TypeVar
 
+from .i18n import t
+
 T = TypeVar("T")
 _MIN_INTERVAL_S = 0.25  # redraws per second are capped: each one is a message to the frontend
 
@@ -71,7 +73,7 @@ class _Text:
 def _eta(done: int, total: int | None, elapsed: float) -> str:
     if not total or done == 0 or done >= total:
         return ""
-    return f", about {elapsed / done * (total - done):.0f} s left"
+    return t(", about {left:.0f} s left", left=elapsed / done * (total - done))
 
 
 def progress(items: Iterable[T], label: str, total: int | None = None) -> Iterator[T]:
@@ -86,7 +88,8 @@ def progress(items: Iterable[T], label: str, total: int | None = None) -> Iterat
         for item in items:
             elapsed = time.monotonic() - start
             of = f"/{total}" if total else ""
-            line.show(f"{label}: {done}{of} done, {elapsed:.0f} s{_eta(done, total, elapsed)}", force=done == 0)
+            line.show(t("{label}: {done}{of} done, {elapsed:.0f} s", label=label, done=done, of=of, elapsed=elapsed)
+                      + _eta(done, total, elapsed), force=done == 0)
             yield item
             done += 1
     finally:

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable
 
+from ..i18n import t
+
 STRICT_ENV = "COURSE_STRICT_CHECKS"
 
 Judge = Callable[..., "str | None"]
@@ -70,7 +72,8 @@ class Outcome:
 
     def __str__(self) -> str:
         mark = {Verdict.CORRECT: "✅", Verdict.WRONG: "❌", Verdict.NOT_ATTEMPTED: "⬜"}[self.verdict]
-        return f"{mark} {self.key}: {self.verdict.value}" + (f" — {self.message}" if self.message else "")
+        said = {Verdict.CORRECT: t("correct"), Verdict.WRONG: t("wrong"), Verdict.NOT_ATTEMPTED: t("not attempted")}
+        return f"{mark} {self.key}: {said[self.verdict]}" + (f" — {self.message}" if self.message else "")
 
 
 REGISTRY: dict[str, Exercise] = {}
@@ -160,17 +163,18 @@ def number_hint(value: Any, what: str = "a number") -> str | None:
     if isinstance(value, numbers.Real) and not isinstance(value, bool) and value == value:
         return None
     if isinstance(value, float):
-        return f"you gave NaN where {what} is expected: one of the numbers it was computed from is missing."
+        return t("you gave NaN where {what} is expected: one of the numbers it was computed from is missing.", what=what)
     if value is None:
-        return f"you gave None where {what} is expected: did the function or cell forget to `return` it?"
+        return t("you gave None where {what} is expected: did the function or cell forget to `return` it?", what=what)
     if hasattr(value, "detach") and hasattr(value, "requires_grad"):   # a torch.Tensor, without importing torch
-        graph = (" It still requires grad, so holding it keeps the autograd graph of its step alive "
-                 "(memory that grows with every tensor kept)." if value.requires_grad else "")
-        return (f"you gave a tensor (shape {tuple(value.shape)}) where {what} is expected: `.item()` turns a "
-                f"one-element tensor into a Python number.{graph}")
+        graph = (t(" It still requires grad, so holding it keeps the autograd graph of its step alive "
+                   "(memory that grows with every tensor kept).") if value.requires_grad else "")
+        return t("you gave a tensor (shape {shape}) where {what} is expected: `.item()` turns a "
+                 "one-element tensor into a Python number.", shape=tuple(value.shape), what=what) + graph
     if isinstance(value, str):
-        return f"you gave the string {value!r} where {what} is expected: write the number itself, without quotes."
-    return f"you gave {type(value).__name__} {value!r} where {what} is expected."
+        return t("you gave the string {value!r} where {what} is expected: write the number itself, without quotes.",
+                 value=value, what=what)
+    return t("you gave {kind} {value!r} where {what} is expected.", kind=type(value).__name__, value=value, what=what)
 
 
 def evaluate(key: str, answer: Any, **context: Any) -> Outcome:
@@ -178,15 +182,15 @@ def evaluate(key: str, answer: Any, **context: Any) -> Outcome:
     if key not in REGISTRY:
         raise KeyError(f"no exercise {key!r}; known: {sorted(REGISTRY)}")
     if is_unattempted(answer):
-        return Outcome(key, Verdict.NOT_ATTEMPTED, "replace the `...` with your answer and run the cell again")
+        return Outcome(key, Verdict.NOT_ATTEMPTED, t("replace the `...` with your answer and run the cell again"))
     starter = REGISTRY[key].starter
     if starter is not None and is_starter(answer, starter()):
-        return Outcome(key, Verdict.NOT_ATTEMPTED, "this is still the starter code: change the lines marked "
-                                                   "`# TODO` and run the cell again")
+        return Outcome(key, Verdict.NOT_ATTEMPTED, t("this is still the starter code: change the lines marked "
+                                                     "`# TODO` and run the cell again"))
     try:
         hint = REGISTRY[key].judge(answer, **context)
     except Exception as err:  # the student's function raised: that is feedback, not a crash
-        return Outcome(key, Verdict.WRONG, f"your answer raised {type(err).__name__}: {err}")
+        return Outcome(key, Verdict.WRONG, t("your answer raised {name}: {err}", name=type(err).__name__, err=err))
     if hint is None:
         return Outcome(key, Verdict.CORRECT, "")
     return Outcome(key, Verdict.WRONG, hint)

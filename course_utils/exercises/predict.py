@@ -14,6 +14,7 @@ import math
 import numbers
 from typing import Any
 
+from ..i18n import t
 from .core import is_unattempted
 
 
@@ -29,20 +30,25 @@ def verdict(guess: Any, measured: float, *, unit: str = "", why: str = "", close
     """The line printed under the measurement: the guess, this run's number, the factor, and ``why``.
     ``found`` is the verb for how the run got its number ("estimated" for a computed estimate)."""
     shown = f"{measured:.3g}{(' ' + unit) if unit else ''}"
+    found = {"measured": t("measured"), "estimated": t("estimated")}.get(found, found)  # in the lesson's language
     if is_unattempted(guess):
-        return (f"⬜ no prediction written: this run {found} {shown}. Next time write your guess first: "
-                f"a guess you commit to is what shows you which part of your picture was wrong.")
+        return t("⬜ no prediction written: this run {found} {shown}. Next time write your guess first: "
+                 "a guess you commit to is what shows you which part of your picture was wrong.", found=found, shown=shown)
     if isinstance(guess, bool) or not isinstance(guess, numbers.Real) or not math.isfinite(float(guess)):
-        return f"⬜ the prediction must be a number (it is {type(guess).__name__}); this run {found} {shown}."
+        return t("⬜ the prediction must be a number (it is {kind}); this run {found} {shown}.",
+                 kind=type(guess).__name__, found=found, shown=shown)
     factor = gap(float(guess), measured)
-    where = "too low" if guess < measured else "too high"
+    where = t("too low") if guess < measured else t("too high")
     if factor <= close:
-        head = f"🎯 you predicted {float(guess):.3g}, this run {found} {shown}: within {close:g}×"
+        head = t("🎯 you predicted {guess:.3g}, this run {found} {shown}: within {close:g}×",
+                 guess=float(guess), found=found, shown=shown, close=close)
     elif math.isinf(factor):
-        head = f"❌ you predicted {float(guess):.3g}, this run {found} {shown}: a prediction must be positive"
+        head = t("❌ you predicted {guess:.3g}, this run {found} {shown}: a prediction must be positive",
+                 guess=float(guess), found=found, shown=shown)
     else:
-        head = f"↔ you predicted {float(guess):.3g}, this run {found} {shown}: {factor:.1f}× {where}"
-    return head + (f". Why: {why}" if why else ".")
+        head = t("↔ you predicted {guess:.3g}, this run {found} {shown}: {factor:.1f}× {where}",
+                 guess=float(guess), found=found, shown=shown, factor=factor, where=where)
+    return head + (t(". Why: {why}", why=why) if why else t("."))
 
 
 def predict(guess: Any, *, measured: float, unit: str = "", why: str = "", close: float = 1.5,
