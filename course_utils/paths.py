@@ -79,6 +79,12 @@ def deeper_notebooks(folder: Path | None = None) -> list[Path]:
     return sorted(((folder or notebooks_dir()) / "deeper").glob("[0-9][0-9]_*.ipynb"))
 
 
+def zh_notebooks(folder: Path | None = None) -> list[Path]:
+    """The Chinese cores, ``notebooks/zh/NN_*.ipynb``: each an English core's cells translated
+    (``tools/zh.py`` keeps them in step). Deeper notebooks stay English."""
+    return sorted(((folder or notebooks_dir()) / "zh").glob("[0-9][0-9]_*.ipynb"))
+
+
 def all_notebooks(folder: Path | None = None) -> list[Path]:
     """Cores then deeper notebooks: everything ``make run``, ``make outputs`` and ``make test`` execute."""
     return core_notebooks(folder) + deeper_notebooks(folder)
@@ -86,5 +92,6 @@ def all_notebooks(folder: Path | None = None) -> list[Path]:
 
 def notebook_key(path: Path) -> str:
     """How a notebook is named in summaries, results cards and run folders: ``02_iris_cpu_vs_gpu`` for
-    a core, ``deeper/02_iris_cpu_vs_gpu`` for its deeper part (the two share a file name)."""
-    return f"deeper/{path.stem}" if path.parent.name == "deeper" else path.stem
+    a core, ``deeper/02_iris_cpu_vs_gpu`` for its deeper part, ``zh/02_iris_cpu_vs_gpu`` for its Chinese
+    translation (all three share a file name)."""
+    return f"{path.parent.name}/{path.stem}" if path.parent.name in ("deeper", "zh") else path.stem

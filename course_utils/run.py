@@ -23,7 +23,7 @@ from .atomic import atomic_write
 from .cards import SCHEMA, device_label
 from .device import CHOICES, environment_report
 from .ledger import results_dir
-from .paths import all_notebooks, notebook_key
+from .paths import all_notebooks, notebook_key, zh_notebooks
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -31,8 +31,10 @@ REPO = Path(__file__).resolve().parents[1]
 def notebooks(folder: Path, names: list[str] | None = None) -> list[Path]:
     """The core lessons in ``folder`` (``NN_*.ipynb``), then their deeper parts (``deeper/NN_*.ipynb``),
     optionally filtered by prefix: ``02`` is lesson 02's core, ``deeper/02`` its deeper part, ``deeper``
-    every deeper part."""
+    every deeper part. The Chinese cores run only when asked for: ``zh`` (all) or ``zh/02``."""
     found = all_notebooks(folder)
+    if names and any(n.startswith("zh") for n in names):
+        found += zh_notebooks(folder)
     if names:
         found = [p for p in found if any(notebook_key(p).startswith(n) or p.name == n for n in names)]
     return found
@@ -135,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("unknown parameter name:\n  " + "\n  ".join(problems)
                  + "\nchoose the notebooks that have it, e.g. `python -m course_utils.run 02 -p EPOCHS=2000`"
                  " or `make run NOTEBOOKS=02 PARAMS=EPOCHS=2000`")
-    (args.out / "deeper").mkdir(parents=True, exist_ok=True)
+    for sub in ("deeper", "zh"):
+        (args.out / sub).mkdir(parents=True, exist_ok=True)
 
     environment = environment_report()
     summary = {  # the shape of a results card (course_utils.cards), so --results can store it as one
