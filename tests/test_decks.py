@@ -51,6 +51,9 @@ def offline_pages():
         pytest.skip(f"the offline slides/site are not built by this checkout yet: no {', '.join(missing)}")
     if shutil.which("make") is None:
         pytest.skip("needs make")
+    cjk = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True) if shutil.which("fc-list") else None
+    if cjk is None or not cjk.stdout.strip():
+        missing_tool("the Chinese decks are measured with a CJK font installed (Debian: fonts-noto-cjk)")
     if shutil.which("npm") is None and not (REPO / "build" / "web" / "node_modules").is_dir():
         missing_tool("make slides / make site need npm (Node.js) for their pinned browser assets")
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
@@ -59,8 +62,9 @@ def offline_pages():
     built = subprocess.run(["make", "-o", f"{venv}/.course-installed", "slides", "site", f"VENV={venv}"],
                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, f"make slides site failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}"
-    decks = sorted(SLIDES.glob("*.slides.html"))
-    assert len(decks) == len(lesson_notebooks()), f"one slides page per lesson: {[p.name for p in decks]}"
+    decks = sorted(SLIDES.glob("*.slides.html")) + sorted((SLIDES / "zh").glob("*.slides.html"))
+    assert len(decks) == len(slides_tool.lessons()) == 2 * len(lesson_notebooks()), \
+        f"one slides page per lesson, in English and in Chinese (slides/zh/): {[p.name for p in decks]}"
     site = sorted(SITE.rglob("*.html"))
     assert SITE / "index.html" in site
     return (decks, [p for p in site if p.name.endswith(".slides.html")],
@@ -131,6 +135,7 @@ def test_every_slide_of_every_deck_fits_a_1280x720_projector_and_works_offline(b
         page = context.new_page()
         for deck in decks:
             results += measure_slides.measure([deck], page=page)
+            results[-1]["deck"] = deck.relative_to(SLIDES).as_posix()  # zh/02_….slides.html: the Chinese deck
             widget_views += _check_widgets(page)
             watch.check(deck.name)
     finally:
@@ -138,7 +143,7 @@ def test_every_slide_of_every_deck_fits_a_1280x720_projector_and_works_offline(b
     print("\n" + measure_slides.table(results))
     assert len(results) == len(slides_tool.lessons())
     # Each deck is its talk: as many slides as its deck file, at most 30, and nothing cut to fit.
-    written = {p.stem: len(slides_tool.decks.load(p)["slides"]) for p in slides_tool.lessons()}
+    written = {slides_tool.name(p): len(slides_tool.decks.load(p)["slides"]) for p in slides_tool.lessons()}
     assert {r["deck"]: r["slides"] for r in results} == {f"{k}.slides.html": v for k, v in written.items()}
     assert max(written.values()) <= slides_tool.decks.MAX_SLIDES
     for deck in decks:
@@ -202,12 +207,12 @@ def test_the_site_and_its_decks_work_from_file_urls(browser, offline_pages):
     built, copied = _files(SLIDES), _files(SITE / "slides")
     assert built.keys() == copied.keys(), f"the site's slides/ differs from build/slides: {sorted(built.keys() ^ copied.keys())[:10]}"
     assert [name for name in built if built[name] != copied[name]] == [], "the site's decks must be copies of the built ones"
-    assert sorted(p.name for p in site_decks) == sorted(p.name for p in decks)
+    assert sorted(p.relative_to(SITE / "slides") for p in site_decks) == sorted(p.relative_to(SLIDES) for p in decks)
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     watch = Watch(context, _local)
     widget_views = 0
     try:
-        for path in [p for p in site_decks if p.name.startswith("02_")]:
+        for path in [p for p in site_decks if p.name.startswith("02_") and p.parent.name != "zh"]:
             page = context.new_page()
             page.goto(path.as_uri())
             page.wait_for_function(f"() => {REVEAL}?.isReady()", timeout=30_000)
@@ -228,15 +233,31 @@ def test_the_site_and_its_decks_work_from_file_urls(browser, offline_pages):
         # document, and its errors are checked before the next one loads. (A new tab per page took 16.9 s
         # for the site's 28 pages on the 2-core machine, one tab 6.1 s: most of it was opening and closing tabs.)
         page = context.new_page()
-        for path in site:
+        switches = {}
+        for path in site + site_decks:
+            if path in site_decks:
+                switches[path] = [a for a in re.findall(r'class="course-lang"[^>]*><a href="([^"]+)"', path.read_text(encoding="utf-8"))]
+                continue  # a deck's page was walked by test 1; its switch is read from the file
             page.goto(path.as_uri())
             page.wait_for_load_state("load")
             widget_views += _check_widgets(page)
             _check_links(page, path)
+            switches[path] = page.eval_on_selector_all(".course-lang a", "els => els.map(a => a.getAttribute('href'))")
             watch.check(str(path.relative_to(SITE)))
         page.close()
     finally:
         context.close()
     assert site_decks, "the site carries the decks"
+    # Every page has one language switch, to an existing page in the other language; a lesson's and a
+    # deck's lead to the same lesson's, the indexes and instructor pages to each other.
+    for path, hrefs in switches.items():
+        assert len(hrefs) == 1, f"{path.relative_to(SITE)}: {len(hrefs)} language switches"
+        target = (path.parent / hrefs[0]).resolve()
+        assert target.exists(), f"{path.relative_to(SITE)}: its language switch leads to a missing page {hrefs[0]}"
+        zh_page = "zh" in path.relative_to(SITE).parts
+        assert ("zh" in target.relative_to(SITE.resolve()).parts) != zh_page, f"{path.relative_to(SITE)}: switch to {hrefs[0]}"
+        if path.parent.name in ("lessons", "zh") and path.name.endswith(".html") and path.name[:2].isdigit() or \
+                path.name in ("index.html", "instructor.html"):
+            assert target.name == path.name, f"{path.relative_to(SITE)}: its switch leads to {hrefs[0]}, not its counterpart"
     assert widget_views, "lesson 02's explorer (deeper/02) is a widget: its saved view must appear in the site"
     assert (SITE / "deeper").is_dir() and (SITE / "glossary.html").exists(), "the site has the deeper notebooks and the glossary"

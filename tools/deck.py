@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -52,7 +53,9 @@ PLUMBING = re.compile(r"\b(record|compare|finish|check_params?|ledger|missing_gp
 PLUMBING_TAGS = ("course-install", "parameters")
 # A number with a unit on a slide or in its notes must be one the lesson says or its stored run printed:
 # a run's number copied into a deck goes stale when the run is redone (or built from a GPU run).
-QUANTITY = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(µs|us|ms|s|GFLOP/s|TFLOP/s|GB/s|MiB|GiB|%|x|×)(?![\w/])(?!\s*10)")  # not 1.4 × 10¹¹
+QUANTITY = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(?:(?:µs|us|ms|s|GFLOP/s|TFLOP/s|GB/s|MiB|GiB|%|x|×)(?![\w/])(?!\s*10)"
+                      r"|毫秒|微秒|秒|倍)")  # not 1.4 × 10¹¹; a Chinese deck's units too
+HAN = re.compile(r"[\u3400-\u9fff]")
 STAMP_HEADER = "# Written by `python tools/slides.py --stamp NN` once the slides of a changed section are reviewed.\n"
 
 
@@ -249,7 +252,8 @@ def _code_only(source: str) -> str:
 def problems(nb, spec: dict, name: str = "") -> list[str]:
     """Everything wrong with a lesson's deck, one line each (empty: fine)."""
     if not spec:
-        return [f"{name}: no deck (write notebooks/decks/{name}.yaml: docs/authoring.md#decks)"]
+        where = f"zh/decks/{name[3:]}" if name.startswith("zh/") else f"decks/{name}"
+        return [f"{name}: no deck (write notebooks/{where}.yaml: docs/authoring.md#decks)"]
     found, slides = [], spec["slides"]
     by_id = {c.id: c for c in nb.cells}
     plumbing_ids = {c.id for c in nb.cells if set(c.metadata.get("tags", [])) & set(PLUMBING_TAGS)}
@@ -274,7 +278,7 @@ def problems(nb, spec: dict, name: str = "") -> list[str]:
         minutes = slide.get("minutes")
         if not isinstance(minutes, (int, float)) or isinstance(minutes, bool) or not 0 < minutes <= 15:
             found.append(f"{at}: minutes is {minutes!r} (a number above 0, at most 15)")
-        words = len(re.sub(r"`[^`]*`", "x", str(slide.get("text", ""))).split())
+        words = text_words(str(slide.get("text", "")))
         if words > MAX_WORDS:
             found.append(f"{at}: {words} words of text (at most {MAX_WORDS}: say the rest)")
         if not cells_of(slide):
@@ -329,14 +333,40 @@ def problems(nb, spec: dict, name: str = "") -> list[str]:
 
 # --------------------------------------------------------------------------- stamp and build
 
+def english_lesson(lesson: Path) -> Path | None:
+    """The English lesson a Chinese one (``notebooks/zh/``) translates; None for an English lesson."""
+    return lesson.parent.parent / lesson.name if lesson.parent.name == "zh" else None
+
+
+def translation_hash(english: dict) -> str:
+    """A hash of an English deck's content (its ``stamp`` aside, which a review rewrites): what a Chinese
+    deck records under ``translates:`` when it is translated or reviewed."""
+    content = {k: v for k, v in english.items() if k != "stamp"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def translation_problems(lesson: Path, spec: dict) -> list[str]:
+    """A Chinese deck whose English deck changed since it was translated (or that records none)."""
+    english = english_lesson(lesson)
+    if english is None:
+        return []
+    if spec.get("translates") != translation_hash(load(english)):
+        return [f"zh/{lesson.stem}: stale, the English deck changed after this translation: translate the "
+                f"change, then python tools/slides.py --stamp zh/{lesson.name[:2]}"]
+    return []
+
+
 def stamp(lesson: Path, nb) -> bool:
-    """Record the lesson's section hashes in its deck (the block after ``stamp:``); True if changed."""
+    """Record the lesson's section hashes in its deck (the block after ``stamp:``) and, for a Chinese
+    deck, the hash of the English deck it translates; True if changed."""
     path = deck_path(lesson)
     text = path.read_text(encoding="utf-8")
     heads, hashes = sections(nb), section_hashes(nb)
+    english = english_lesson(lesson)
     block = STAMP_HEADER + "stamp:\n" + "".join(
         f"  {_key(head)}: {digest}   # {heads[head]['title'][:60]}\n"
-        for head, digest in hashes.items())
+        for head, digest in hashes.items()) + (
+        f"translates: {translation_hash(load(english))}   # the English deck this translates\n" if english else "")
     old = re.search(re.escape(STAMP_HEADER) + "|^stamp:", text, re.M)  # the block is always last
     cut = old.start() if old else len(text)
     new = text[:cut].rstrip("\n") + "\n" + block
@@ -379,10 +409,20 @@ def notebook(nb, spec: dict):
     return out
 
 
+def text_words(text: str) -> int:
+    """Words of slide text: code spans count one each; Chinese, which has no spaces, counts two
+    characters a word (the rough ratio of a Chinese translation to its English)."""
+    text = re.sub(r"`[^`]*`", "x", text)
+    return len([w for w in text.split() if not HAN.search(w)]) + -(-len(HAN.findall(text)) // 2)
+
+
 def notes_markdown(notes: str) -> str:
-    """The notes with each bold label ("**Say:**", "**Ask the room:**", "**Demo:**") starting its own
-    paragraph: a deck file wraps them as one block of lines, which markdown would run together."""
-    return re.sub(r"\s+(\*\*[A-Z][^*\n]{0,40}:\*\*)", r"\n\n\1", notes.strip())
+    """The notes with each bold label ("**Say:**", "**Ask the room:**", "**Demo:**", in a Chinese deck
+    "**讲：**", "**提问：**", "**演示：**") starting its own paragraph: a deck file wraps them as one
+    block of lines, which markdown would run together."""
+    labelled = re.sub(r"\s+(\*\*[A-Z][^*\n]{0,40}:\*\*)|\s*(\*\*[\u4e00-\u9fff]{1,6}：\*\*)",
+                      lambda m: "\n\n" + (m[1] or m[2]), notes.strip())
+    return labelled.strip()
 
 
 def groups(nb, spec: dict) -> list[dict]:

@@ -11,6 +11,12 @@ Layout (every link relative, every script and stylesheet a local file):
     build/site/slides/                     a copy of build/slides/ (slides + assets/, shared by all pages)
     build/site/instructor.html             every deck's plan and speaker notes, slide by slide, with minutes
                                            (from notebooks/decks/, tools/deck.py)
+    build/site/zh/                         the Chinese edition: index.html (from README.zh.md), lessons/ (from
+                                           notebooks/zh/), instructor.html (notebooks/zh/decks/); its slides
+                                           are slides/zh/; deeper notebooks and solutions stay English
+
+Every page carries a language switch: to the same page in the other language where there is one (the
+index, each lesson, the instructor notes, each deck), else to the other language's index.
 
 The lesson pages use tools/templates/offline_lab (nbconvert's lab template without MathJax or the
 mermaid CDN import); require.js and the widgets HTML manager come from ``slides/assets/``.
@@ -60,10 +66,10 @@ def inline_markdown(text: str) -> str:
     return "".join(out)
 
 
-def readme_table() -> dict[str, tuple[str, str]]:
-    """``{"00": (title, what it teaches)}`` from README.md's lesson table."""
+def readme_table(readme: str = "README.md") -> dict[str, tuple[str, str]]:
+    """``{"00": (title, what it teaches)}`` from README.md's lesson table (README.zh.md's for Chinese)."""
     rows = {}
-    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
+    for line in (REPO / readme).read_text(encoding="utf-8").splitlines():
         m = re.match(r"\|\s*(\d\d)\s*\|\s*\[(.+?)\]\(notebooks/[^)]+\)\s*\|\s*([^|]*?)\s*\|(?:.*\|)?\s*$", line)
         if m:
             rows[m[1]] = (m[2], m[3])
@@ -155,6 +161,7 @@ def machines_html() -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Machines: every results card</title>
 <style>{STYLE}</style></head><body>
+{slides.switch("zh/index.html", False)}
 <p><a href="index.html">the course</a></p>
 <h1>Machines</h1>
 <p>Every results card in <code>results/</code> side by side: what each machine is, then every figure it
@@ -168,17 +175,45 @@ measured, lesson by lesson (a dash: not measured there). How to add your machine
 """
 
 
-def lesson_rows(lessons: list[Path]) -> list[dict]:
-    """One row of the index per lesson: title and summary from README.md's table, relative links."""
-    table, rows = readme_table(), []
+def lesson_rows(lessons: list[Path], zh: bool = False) -> list[dict]:
+    """One row of the index per lesson: title and summary from README.md's table (README.zh.md's for
+    the Chinese index, ``zh/index.html``), links relative to the index."""
+    table, rows = readme_table("README.zh.md" if zh else "README.md"), []
+    up, slides_dir = ("../", "../slides/zh") if zh else ("", "slides")
     for path in lessons:
         nn, has_solution = path.name[:2], (SOLUTIONS / path.name).exists()
         title, what = table.get(nn, (lesson_title(path), ""))
-        rows.append({"nn": nn, "title": title, "what": inline_markdown(what),
-                     "lesson": f"lessons/{path.stem}.html", "slides": f"slides/{path.stem}.slides.html",
-                     "deeper": f"deeper/{path.stem}.html" if (DEEPER / path.name).exists() else "",
-                     "solutions": f"solutions/{path.stem}.html" if has_solution else ""})
+        rows.append({"nn": nn, "title": title, "what": inline_markdown(re.sub(r"\]\(notebooks/", "](", what)),
+                     "lesson": f"lessons/{path.stem}.html", "slides": f"{slides_dir}/{path.stem}.slides.html",
+                     "deeper": f"{up}deeper/{path.stem}.html" if (DEEPER / path.name).exists() else "",
+                     "solutions": f"{up}solutions/{path.stem}.html" if has_solution else ""})
     return rows
+
+
+def zh_index_html(rows: list[dict]) -> str:
+    """The Chinese index (``zh/index.html``): the lesson table of README.zh.md with links."""
+    body = ["<table><tr><th>#</th><th>课程</th><th>内容</th><th>深入篇（英文）</th><th>幻灯片</th><th>答案（英文）</th></tr>"]
+    for r in rows:
+        sol = f'<a href="{r["solutions"]}">答案</a>' if r["solutions"] else "-"
+        deeper = f'<a href="{r["deeper"]}">深入篇</a>' if r["deeper"] else "-"
+        body.append(f'<tr><td>{r["nn"]}</td><td><a href="{r["lesson"]}">{html.escape(r["title"])}</a></td>'
+                    f'<td>{r["what"]}</td><td>{deeper}</td><td><a href="{r["slides"]}">幻灯片</a></td><td>{sol}</td></tr>')
+    body.append("</table>")
+    return f"""<!DOCTYPE html>
+<html lang="zh-CN"><head><meta charset="utf-8"><title>在 GPU 上训练 PyTorch 模型</title>
+<style>{STYLE}</style></head><body>
+{slides.switch("../index.html", True)}
+<h1>在 GPU 上训练 PyTorch 模型——以及为什么 GPU 有时比 CPU 还慢</h1>
+<p>每一课都是一个网页，附有课程在参考 CPU 上运行的输出（交互控件显示保存下来的状态；要拖动滑块，请在
+JupyterLab 中打开笔记本运行），也有幻灯片（按 <kbd>s</kbd> 打开讲稿）。深入篇和习题答案只有英文版。本站所有页面都可离线使用。
+要讲这门课？<a href="instructor.html">讲师笔记</a>给出每套幻灯片的时间安排，以及每张幻灯片的讲稿和时长。</p>
+<h2>课程</h2>
+{chr(10).join(body)}
+<p><a href="../glossary.html">术语表</a>（英文 / 中文）：课程用到的每个术语，以及写对的训练循环。
+<a href="../machines.html">机器</a>：所有结果卡并排对比。参考数字见<a href="../index.html#reference-figures">英文首页</a>。</p>
+<p><small>由 <code>tools/site.py</code> 于 {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} 生成。</small></p>
+</body></html>
+"""
 
 
 def index_html(rows: list[dict]) -> str:
@@ -194,6 +229,7 @@ def index_html(rows: list[dict]) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
+{slides.switch("zh/index.html", False)}
 <h1>Training PyTorch models on GPUs — and why it is sometimes slower than the CPU</h1>
 <p>Each lesson as a page with the outputs of the course's reference CPU run (widgets show their saved
 state; moving a slider needs a running kernel: open the notebook in JupyterLab), as slides (press
@@ -203,7 +239,7 @@ Teaching it? The <a href="instructor.html">instructor notes</a> give each deck's
 {chr(10).join(body)}
 <p><a href="glossary.html">Glossary</a> (English / 中文): every term the lessons use, and the training loop done right.
 <a href="machines.html">Machines</a>: every results card side by side.</p>
-<h2>Reference figures</h2>
+<h2 id="reference-figures">Reference figures</h2>
 <p>The figures the lessons compare against, from <code>results/*.json</code>; a GPU reference appears
 here only once its file exists.</p>
 {reference_tables()}
@@ -212,7 +248,7 @@ here only once its file exists.</p>
 """
 
 
-def instructor_html(lessons: list[Path]) -> str:
+def instructor_html(lessons: list[Path], zh: bool = False) -> str:
     """The instructor's page: per lesson, its deck's plan (minutes per slide group), then every slide's
     title, minutes and notes (Say / Ask the room / Demo), as the speaker view shows them."""
     import nbformat
@@ -221,9 +257,10 @@ def instructor_html(lessons: list[Path]) -> str:
     parts = []
     for path in lessons:
         nb, spec = nbformat.read(path, as_version=4), slides.decks.load(path)
+        slides_href = f"../slides/zh/{path.stem}.slides.html" if zh else f"slides/{path.stem}.slides.html"
         parts.append(f'<h2 id="l{path.name[:2]}">{html.escape(lesson_title(path))} '
-                     f'<small>(<a href="slides/{path.stem}.slides.html">slides</a>, '
-                     f'<a href="lessons/{path.stem}.html">lesson</a>)</small></h2>')
+                     f'<small>(<a href="{slides_href}">{"幻灯片" if zh else "slides"}</a>, '
+                     f'<a href="lessons/{path.stem}.html">{"课程" if zh else "lesson"}</a>)</small></h2>')
         if not spec:
             parts.append("<p>No deck yet.</p>")
             continue
@@ -232,9 +269,22 @@ def instructor_html(lessons: list[Path]) -> str:
             parts.append(f"<h3>{n}. {html.escape(str(slide['title']))} <small>({slide['minutes']:g} min)</small></h3>"
                          f'<div class="notes">{markdown2html_mistune(slides.decks.notes_markdown(str(slide["notes"])))}</div>')
     toc = " · ".join(f'<a href="#l{p.name[:2]}">{p.name[:2]}</a>' for p in lessons)
+    if zh:
+        return f"""<!DOCTYPE html>
+<html lang="zh-CN"><head><meta charset="utf-8"><title>讲师笔记：在 GPU 上训练 PyTorch 模型</title>
+<style>{STYLE}</style></head><body>
+{slides.switch("../instructor.html", True)}
+<h1>讲师笔记</h1>
+<p>每一课的幻灯片都是一次讲课：先是时间安排（每组幻灯片的分钟数），再是每张幻灯片要讲什么、问什么、演示什么。
+同样的讲稿也在幻灯片的讲者视图里（按 <kbd>s</kbd>）。学生在课程中看到的是折叠起来的“自我检查”问题。
+<a href="index.html">回到课程列表</a>。课程：{toc}</p>
+{chr(10).join(parts)}
+</body></html>
+"""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Instructor notes: Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
+{slides.switch("zh/instructor.html", False)}
 <h1>Instructor notes</h1>
 <p>Each lesson's deck as a talk: its plan (minutes per group of slides), then every slide with what to say,
 what to ask the room and what to demo. The same notes are in the slides' speaker view (press <kbd>s</kbd>).
@@ -255,23 +305,25 @@ def glossary_html(source: Path = GLOSSARY, title: str = "Glossary") -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}: Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
-<p><a href="index.html">Back to the lessons</a></p>
+{slides.switch("zh/index.html", False)}
+<p><a href="index.html">Back to the lessons</a> · <a href="zh/index.html">回到中文课程列表</a></p>
 {body}
 </body></html>
 """
 
 
-def relink(page: Path, depth: int = 1) -> None:
+def relink(page: Path, depth: int = 1, lessons: str = "lessons") -> None:
     """Links between notebooks (``NN_x.ipynb``, ``../notebooks/NN_x.ipynb``, ``deeper/NN_x.ipynb``,
     ``../solutions/NN_x.ipynb``, ``glossary.md``) point at their pages here. ``depth``: how many folders
-    below the site's root the page is (``lessons/x.html``: 1, ``solutions/deeper/x.html``: 2)."""
+    below the site's root the page is (``lessons/x.html``: 1, ``solutions/deeper/x.html``: 2);
+    ``lessons``: where a link to a lesson leads (``zh/lessons`` from a Chinese lesson)."""
     up = "../" * depth
     nn = r"(\d\d_[A-Za-z0-9_]+)\.ipynb"
     text = page.read_text(encoding="utf-8")
     text = re.sub(rf'href="(?:\.\./)*solutions/deeper/{nn}', rf'href="{up}solutions/deeper/\1.html', text)
     text = re.sub(rf'href="(?:\.\./)*solutions/{nn}', rf'href="{up}solutions/\1.html', text)
     text = re.sub(rf'href="(?:\.\./)*(?:notebooks/)?deeper/{nn}', rf'href="{up}deeper/\1.html', text)
-    text = re.sub(rf'href="(?:\.\./)*(?:notebooks/)?{nn}', rf'href="{up}lessons/\1.html', text)
+    text = re.sub(rf'href="(?:\.\./)*(?:notebooks/)?{nn}', rf'href="{up}{lessons}/\1.html', text)
     text = re.sub(r'href="(?:\.\./)*(?:notebooks/)?glossary\.md', f'href="{up}glossary.html', text)
     text = re.sub(r'href="(?:\.\./)*docs/sources\.md', f'href="{up}sources.html', text)
     page.write_text(text, encoding="utf-8")
@@ -279,32 +331,51 @@ def relink(page: Path, depth: int = 1) -> None:
 
 def build(out: Path = DEFAULT_OUT, slides_dir: Path = slides.DEFAULT_OUT, selected: list[str] | None = None) -> Path:
     """Write the site into ``out`` (replacing it); the slides must be built already."""
-    lessons = slides.lessons(selected)
-    missing = [p.name for p in lessons if not (slides_dir / f"{p.stem}.slides.html").exists()]
+    every = slides.lessons(selected)
+    lessons = [p for p in every if p.parent.name != "zh"]
+    chinese = [p for p in every if p.parent.name == "zh"]
+    missing = [slides.name(p) for p in every if not (slides_dir / f"{slides.name(p)}.slides.html").exists()]
     if missing or not (slides_dir / "assets").is_dir():
         raise SystemExit(f"slides missing in {slides_dir} ({', '.join(missing) or 'assets/'}): run `make slides` first")
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(slides_dir, out / "slides")
+    has_zh = {p.name for p in chinese}
     for path in lessons:
-        relink(slides.export(path, out / "lessons" / f"{path.stem}.html", "html", "../slides/assets"))
+        page = slides.export(path, out / "lessons" / f"{path.stem}.html", "html", "../slides/assets")
+        relink(page)
+        slides.add_switch(page, f"../zh/lessons/{path.stem}.html" if path.name in has_zh else "../zh/index.html", False)
         solution = SOLUTIONS / path.name
         if solution.exists():
-            relink(slides.export(solution, out / "solutions" / f"{path.stem}.html", "html", "../slides/assets"))
+            page = slides.export(solution, out / "solutions" / f"{path.stem}.html", "html", "../slides/assets")
+            relink(page)
+            slides.add_switch(page, "../zh/index.html", False)
         deeper = DEEPER / path.name
         if deeper.exists():
-            relink(slides.export(deeper, out / "deeper" / f"{path.stem}.html", "html", "../slides/assets"))
+            page = slides.export(deeper, out / "deeper" / f"{path.stem}.html", "html", "../slides/assets")
+            relink(page)
+            slides.add_switch(page, "../zh/index.html", False)
             deeper_solution = SOLUTIONS / "deeper" / path.name
             if deeper_solution.exists():
-                relink(slides.export(deeper_solution, out / "solutions" / "deeper" / f"{path.stem}.html", "html",
-                                     "../../slides/assets"), depth=2)
+                page = slides.export(deeper_solution, out / "solutions" / "deeper" / f"{path.stem}.html", "html",
+                                     "../../slides/assets")
+                relink(page, depth=2)
+                slides.add_switch(page, "../../zh/index.html", False)
         print(f"{path.name[:2]}: lesson, {'deeper, ' if deeper.exists() else ''}{'solutions, ' if solution.exists() else ''}slides")
+    for path in chinese:
+        page = slides.export(path, out / "zh" / "lessons" / f"{path.stem}.html", "html", "../../slides/assets")
+        relink(page, depth=2, lessons="zh/lessons")
+        slides.add_switch(page, f"../../lessons/{path.stem}.html", True)
+        print(f"zh/{path.name[:2]}: lesson, slides")
     glossary = out / "glossary.html"
     glossary.write_text(glossary_html(), encoding="utf-8")
     (out / "sources.html").write_text(glossary_html(REPO / "docs" / "sources.md", "Sources"), encoding="utf-8")
     (out / "instructor.html").write_text(instructor_html(lessons), encoding="utf-8")
     index = out / "index.html"
     index.write_text(index_html(lesson_rows(lessons)), encoding="utf-8")
+    if chinese:
+        (out / "zh" / "index.html").write_text(zh_index_html(lesson_rows(chinese, zh=True)), encoding="utf-8")
+        (out / "zh" / "instructor.html").write_text(instructor_html(chinese, zh=True), encoding="utf-8")
     (out / "machines.html").write_text(machines_html(), encoding="utf-8")
     return index
 

@@ -9,6 +9,7 @@ the executed copies of another run (``make run`` on a GPU, then ``make slides FR
     python tools/slides.py [NN ...] [--out build/slides] [--from build/run]  # build NN_*.slides.html
     python tools/slides.py --check [NN ...]   # exit 1 on a stale, missing or broken deck (make test runs it)
     python tools/slides.py --stamp NN [...]   # after reviewing the slides of a changed section
+    python tools/slides.py zh/02 --check      # a Chinese deck (notebooks/zh/decks/); "zh": all of them
     python tools/slides.py --plan [--write]   # slides, pictures and minutes per deck (docs/teaching.md)
 
 Nothing in the built slides is fetched from the network: reveal.js, require.js, jQuery and the
@@ -45,34 +46,45 @@ THEME_NAME = "white"  # reveal.js theme: its font ships with reveal.js ("simple"
 
 
 def lessons(selected: list[str] | None = None) -> list[Path]:
-    """The lesson notebooks, optionally only those whose number is in ``selected``."""
-    found = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
-    if selected:
-        found = [p for p in found if p.name[:2] in selected]
-        missing = set(selected) - {p.name[:2] for p in found}
-        if missing:
-            raise SystemExit(f"no lesson numbered {', '.join(sorted(missing))} in {LESSONS}")
+    """The lessons with a deck: the English cores, then the Chinese ones (``notebooks/zh/``). ``selected``
+    picks by number (``02``), ``zh/02`` (a Chinese deck) or ``zh`` (every Chinese deck)."""
+    english = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
+    chinese = sorted((LESSONS / "zh").glob("[0-9][0-9]_*.ipynb"))
+    if not selected:
+        return english + chinese
+    found = [p for p in english if p.name[:2] in selected] + \
+            [p for p in chinese if "zh" in selected or f"zh/{p.name[:2]}" in selected]
+    known = {p.name[:2] for p in english} | {f"zh/{p.name[:2]}" for p in chinese} | ({"zh"} if chinese else set())
+    missing = set(selected) - known
+    if missing:
+        raise SystemExit(f"no lesson numbered {', '.join(sorted(missing))} in {LESSONS}")
     return found
+
+
+def name(lesson: Path) -> str:
+    """``02_iris_cpu_vs_gpu``, or ``zh/02_iris_cpu_vs_gpu`` for a Chinese lesson: where its slides go."""
+    return f"zh/{lesson.stem}" if lesson.parent.name == "zh" else lesson.stem
 
 
 def check(lesson: Path) -> list[str]:
     """What is wrong with ``lesson``'s deck (tools/deck.py), one line each."""
-    nb = nbformat.read(lesson, as_version=4)
-    return decks.problems(nb, decks.load(lesson), lesson.stem)
+    nb, spec = nbformat.read(lesson, as_version=4), decks.load(lesson)
+    return decks.problems(nb, spec, name(lesson)) + (decks.translation_problems(lesson, spec) if spec else [])
 
 
 def deck(lesson: Path, outputs_from: Path | None = None):
     """The notebook ``lesson``'s slides are made from, with the outputs of ``outputs_from/<name>``
     (an executed copy, same cells) when given."""
     nb, spec = nbformat.read(lesson, as_version=4), decks.load(lesson)
-    problems = decks.problems(nb, spec, lesson.stem)
+    problems = decks.problems(nb, spec, name(lesson))
     if problems:
         raise SystemExit("\n".join(problems) + "\nfix the deck (docs/authoring.md#decks), then build again")
     if outputs_from is not None:
-        run = nbformat.read(outputs_from / lesson.name, as_version=4)
+        executed = outputs_from / f"{name(lesson)}.ipynb"
+        run = nbformat.read(executed, as_version=4)
         ran = {c.id: c for c in run.cells}
         if set(ran) != {c.id for c in nb.cells}:
-            raise SystemExit(f"{outputs_from / lesson.name} is not a run of {lesson} (its cells differ): run it again")
+            raise SystemExit(f"{executed} is not a run of {lesson} (its cells differ): run it again")
         for cell in nb.cells:
             if cell.cell_type == "code":
                 cell.outputs = ran[cell.id].get("outputs", [])
@@ -231,12 +243,37 @@ def export(notebook: Path, out_file: Path, kind: str, prefix: str, outputs_from:
     return out_file
 
 
+def switch(href: str, zh_page: bool, fixed: bool = False) -> str:
+    """The language switch at the top of a page: to ``href``, the same page in the other language.
+    ``fixed``: pinned to the corner, over a deck (it must not move the 1280x720 slide)."""
+    label = "English" if zh_page else "中文"
+    lang = "en" if zh_page else "zh"
+    where = "position:fixed;top:4px;right:10px;z-index:40" if fixed else "text-align:right;margin:.3rem 1rem"
+    return (f'<nav class="course-lang" style="{where};font:15px system-ui,sans-serif">'
+            f'<a href="{href}" hreflang="{lang}" lang="{lang}">{label}</a></nav>')
+
+
+def add_switch(page: Path, href: str, zh_page: bool, fixed: bool = False) -> None:
+    """Put the language switch right after ``<body>`` of a page nbconvert wrote."""
+    text = page.read_text(encoding="utf-8")
+    text = re.sub(r"(<body[^>]*>)", lambda m: m[1] + "\n" + switch(href, zh_page, fixed), text, count=1)
+    if zh_page:
+        text = re.sub(r'<html lang="en"', '<html lang="zh-CN"', text, count=1)
+    page.write_text(text, encoding="utf-8")
+
+
 def build(selected: list[str] | None = None, out: Path = DEFAULT_OUT, outputs_from: Path | None = None) -> list[Path]:
-    """Build ``out/NN_*.slides.html`` with their assets in ``out/assets``."""
+    """Build ``out/NN_*.slides.html`` (the Chinese decks in ``out/zh/``) with their assets in ``out/assets``."""
     copy_assets(out / "assets")
     built = []
     for lesson in lessons(selected):
-        built.append(export(lesson, out / f"{lesson.stem}.slides.html", "slides", "assets", outputs_from))
+        prefix = "../assets" if lesson.parent.name == "zh" else "assets"
+        built.append(export(lesson, out / f"{name(lesson)}.slides.html", "slides", prefix, outputs_from))
+        zh_deck = lesson.parent.name == "zh"  # each deck links its talk in the other language, pinned to a corner
+        other = (lesson.parent.parent if zh_deck else lesson.parent / "zh") / lesson.name
+        if other.exists() and decks.deck_path(other).exists():
+            add_switch(built[-1], f"../{lesson.stem}.slides.html" if zh_deck else f"zh/{lesson.stem}.slides.html",
+                       zh_deck, fixed=True)
         print(f"{built[-1].relative_to(REPO) if built[-1].is_relative_to(REPO) else built[-1]}")
     return built
 
@@ -249,6 +286,8 @@ PLAN_START, PLAN_END = "<!-- decks: tools/slides.py --plan --write -->", "<!-- /
 def plan_rows() -> list[dict]:
     rows = []
     for lesson in lessons():
+        if lesson.parent.name == "zh":  # the Chinese decks are the same talks
+            continue
         nb, spec = nbformat.read(lesson, as_version=4), decks.load(lesson)
         if not spec:
             continue
@@ -304,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--stamp needs the lesson numbers whose slides you reviewed")
         for path in lessons(args.numbers):
             changed = decks.stamp(path, nbformat.read(path, as_version=4))
-            print(f"{decks.deck_path(path).name}: {'stamped' if changed else 'unchanged'}")
+            print(f"{decks.deck_path(path).relative_to(LESSONS)}: {'stamped' if changed else 'unchanged'}")
         return 0
     if args.check:
         bad = [p for path in lessons(args.numbers) for p in check(path)]
