@@ -8,6 +8,7 @@ from unittest import mock
 
 import torch
 
+from ..i18n import t
 from .core import exercise
 
 # (compute capability) -> (Tensor Cores, bf16 Tensor Cores, kernels in the CUDA 13 wheels), lesson 00 section 1/3
@@ -15,7 +16,11 @@ _GPUS = {(5, 2): (False, False, False), (6, 1): (False, False, False), (7, 0): (
          (7, 2): (True, False, False), (7, 5): (True, False, True), (8, 0): (True, True, True),
          (8, 6): (True, True, True), (8, 9): (True, True, True), (9, 0): (True, True, True),
          (10, 0): (True, True, True), (12, 0): (True, True, True)}
-_NAMES = ("Tensor Cores", "bf16 Tensor Cores", "kernels in the CUDA 13 wheels")
+
+
+def _feature_names() -> tuple[str, str, str]:
+    """The three features of ``_GPUS``, in order, in the lesson's language."""
+    return t("Tensor Cores"), t("bf16 Tensor Cores"), t("kernels in the CUDA 13 wheels")
 
 
 def _gpu_features(cc: tuple[int, int]) -> tuple[bool, bool, bool]:
@@ -28,12 +33,14 @@ def _features(answer: Any, **context: Any) -> str | None:
     for cc, want in _GPUS.items():
         got = answer(cc)
         if not isinstance(got, tuple) or len(got) != 3:
-            return f"return a tuple of three booleans, e.g. (True, False, True); for {cc} you returned {got!r}"
-        for name, g, w in zip(_NAMES, got, want):
+            return t("return a tuple of three booleans, e.g. (True, False, True); for {cc} you returned {got!r}",
+                     cc=cc, got=got)
+        for name, g, w in zip(_feature_names(), got, want):
             if bool(g) != w:
-                return (f"for compute capability {cc[0]}.{cc[1]} your function says {name}: {bool(g)}. "
-                        "Reread section 2 (compute capability) and section 3: which "
-                        "architecture introduced that feature, and which is the oldest the CUDA 13 wheels support?")
+                return t("for compute capability {major}.{minor} your function says {name}: {says}. "
+                         "Reread section 2 (compute capability) and section 3: which "
+                         "architecture introduced that feature, and which is the oldest the CUDA 13 wheels support?",
+                         major=cc[0], minor=cc[1], name=name, says=bool(g))
     return None
 
 
@@ -63,18 +70,19 @@ def _wheel(answer: Any, **context: Any) -> str | None:
     for driver, cc in _MACHINES:
         got, want = answer(driver, cc), _pick_wheel(driver, cc)
         if got != want:
-            who = "no NVIDIA driver" if driver is None else f"driver R{driver}"
-            return (f"a machine with {who} and a GPU of compute capability {cc[0]}.{cc[1]}: you picked {got!r}. "
-                    "A wheel needs both a driver new enough for its CUDA runtime and kernels for the GPU's "
-                    "architecture: reread section 3 (driver minimums, and which build dropped which GPUs). When no GPU "
-                    "build fits, the answer is 'cpu' (or a newer driver).")
+            who = t("no NVIDIA driver") if driver is None else t("driver R{driver}", driver=driver)
+            return t("a machine with {who} and a GPU of compute capability {major}.{minor}: you picked {got!r}. "
+                     "A wheel needs both a driver new enough for its CUDA runtime and kernels for the GPU's "
+                     "architecture: reread section 3 (driver minimums, and which build dropped which GPUs). "
+                     "When no GPU build fits, the answer is 'cpu' (or a newer driver).",
+                     who=who, major=cc[0], minor=cc[1], got=got)
     return None
 
 
-_CAUSES = {
-    "a": "no CUDA toolkit is installed on the system",
-    "b": "the NVIDIA driver is older than the R580 series",
-    "c": "PyTorch was installed without a GPU, so it is a +cpu build",
+_CAUSES = {  # the choices the lesson lists (only the letters are judged)
+    "a": t("no CUDA toolkit is installed on the system"),
+    "b": t("the NVIDIA driver is older than the R580 series"),
+    "c": t("PyTorch was installed without a GPU, so it is a +cpu build"),
 }
 
 
@@ -84,13 +92,13 @@ def _cause(answer: Any, **context: Any) -> str | None:
     if choice == "b":
         return None
     if choice == "a":
-        return ("a CUDA build of PyTorch brings its own CUDA runtime (on Linux as `nvidia-*` pip packages installed "
-                "with it), so a system-wide toolkit is not needed to run it (section 1, `cuda_build`). What on the "
-                "system must match that runtime?")
+        return t("a CUDA build of PyTorch brings its own CUDA runtime (on Linux as `nvidia-*` pip packages installed "
+                 "with it), so a system-wide toolkit is not needed to run it (section 1, `cuda_build`). What on the "
+                 "system must match that runtime?")
     if choice == "c":
-        return ("a +cpu build reports torch.version.cuda as None, but this one says '13.0': it *is* a CUDA build. "
-                "What else must the system provide for it?")
-    return f"answer with one letter, one of {sorted(_CAUSES)}"
+        return t("a +cpu build reports torch.version.cuda as None, but this one says '13.0': it *is* a CUDA build. "
+                 "What else must the system provide for it?")
+    return t("answer with one letter, one of {letters}", letters=sorted(_CAUSES))
 
 
 # --- the core's exercises ---------------------------------------------------------------------------
@@ -114,27 +122,31 @@ _PRETEND = [((True, False), "cuda"), ((False, True), "mps"), ((False, False), "c
 @exercise("00.choose_device", kind="code", right=lambda: _choose_device, wrong=lambda: _choose_device_no_mps)
 def _choose(answer: Any, **context: Any) -> str | None:
     if not callable(answer):
-        return f"choose_device should be a function (def choose_device(): ...), not a {type(answer).__name__}"
+        return t("choose_device should be a function (def choose_device(): ...), not a {kind}",
+                 kind=type(answer).__name__)
     for (cuda, mps), want in _PRETEND:
         with mock.patch.object(torch.cuda, "is_available", lambda: cuda), \
                 mock.patch.object(torch.backends.mps, "is_available", lambda: mps):
             got = answer()
-        machine = f"a pretend machine where cuda is {'' if cuda else 'not '}available and mps is {'' if mps else 'not '}available"
+        machine = t("a pretend machine where cuda {cuda_is} and mps {mps_is}",
+                    cuda_is=t("is available") if cuda else t("is not available"),
+                    mps_is=t("is available") if mps else t("is not available"))
         if isinstance(got, str):
-            return f"on {machine} you returned the string {got!r}: return a torch.device, e.g. torch.device({got!r})"
+            return t("on {machine} you returned the string {got!r}: return a torch.device, e.g. torch.device({got!r})",
+                     machine=machine, got=got)
         if not isinstance(got, torch.device):
-            return f"on {machine} you returned {got!r}: return a torch.device"
+            return t("on {machine} you returned {got!r}: return a torch.device", machine=machine, got=got)
         if got.type != want:
-            return (f"on {machine} you picked {got.type!r}. Ask torch.cuda.is_available() first, then "
-                    "torch.backends.mps.is_available(), and fall back to the CPU; ask inside the function, "
-                    "so the answer follows the machine it runs on.")
+            return t("on {machine} you picked {picked!r}. Ask torch.cuda.is_available() first, then "
+                     "torch.backends.mps.is_available(), and fall back to the CPU; ask inside the function, "
+                     "so the answer follows the machine it runs on.", machine=machine, picked=got.type)
     return None
 
 
-_FLAG_VS_TEST = {
-    "a": "the NVIDIA driver is too old",
-    "b": "this PyTorch build has no kernels for that GPU's generation",
-    "c": "no CUDA toolkit is installed on the system",
+_FLAG_VS_TEST = {  # the choices the lesson lists (only the letters are judged)
+    "a": t("the NVIDIA driver is too old"),
+    "b": t("this PyTorch build has no kernels for that GPU's generation"),
+    "c": t("no CUDA toolkit is installed on the system"),
 }
 
 
@@ -144,9 +156,9 @@ def _flag_vs_test(answer: Any, **context: Any) -> str | None:
     if choice == "b":
         return None
     if choice == "a":
-        return ("with a driver too old for the build's CUDA runtime, torch.cuda.is_available() says False "
-                "(Exercise 3). Here the flag said True: the driver works. What did the flag not check?")
+        return t("with a driver too old for the build's CUDA runtime, torch.cuda.is_available() says False "
+                 "(Exercise 3). Here the flag said True: the driver works. What did the flag not check?")
     if choice == "c":
-        return ("PyTorch brings its own CUDA runtime (section 1): running it needs no toolkit. The error names "
-                "a missing 'kernel image': whose kernels are they, and for which GPUs were they built?")
-    return f"answer with one letter, one of {sorted(_FLAG_VS_TEST)}"
+        return t("PyTorch brings its own CUDA runtime (section 1): running it needs no toolkit. The error names "
+                 "a missing 'kernel image': whose kernels are they, and for which GPUs were they built?")
+    return t("answer with one letter, one of {letters}", letters=sorted(_FLAG_VS_TEST))

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import torch
 
+from ..i18n import t
 from .core import exercise, number_hint
 
 
@@ -77,20 +78,22 @@ def _sync_timer(answer: Any, **context: Any) -> str | None:
         got = answer(gpu.launch, gpu.sync, gpu.clock, warmup=warmup, repeats=repeats)
         want = _expected(warmup, repeats)
         if gpu.calls != warmup + repeats:
-            return (f"with warmup={warmup}, repeats={repeats} your timer called fn {gpu.calls} times: call it "
-                    "warmup times untimed, then once per timed repeat (section 6).")
+            return t("with warmup={warmup}, repeats={repeats} your timer called fn {calls} times: call it "
+                     "warmup times untimed, then once per timed repeat (section 6).",
+                     warmup=warmup, repeats=repeats, calls=gpu.calls)
         if not isinstance(got, (int, float)) or got != got:
-            return f"return the median time in seconds, a number; you returned {got!r}"
+            return t("return the median time in seconds, a number; you returned {got!r}", got=got)
         if got < 1e-4:
-            return (f"your timer measured {got:.2e} s per call on a device whose calls take milliseconds: "
-                    "it read the clock while the work was still queued. Where must the sync go (section 6)?")
+            return t("your timer measured {got:.2e} s per call on a device whose calls take milliseconds: "
+                     "it read the clock while the work was still queued. Where must the sync go (section 6)?", got=got)
         if abs(got - want) > 1e-9:
             times = [d + 1e-6 for d in _DURATIONS[warmup:warmup + repeats]]
             if abs(got - statistics.mean(times)) < 1e-9:
-                return "that is the mean: one load spike drags it up. Report the median of the repeats."
-            return (f"with warmup={warmup}, repeats={repeats} you reported {got:.4f} s: the slow first calls or "
-                    "the warm-up's queued work leaked into a timed repeat. Sync after the warm-up (before the "
-                    "first clock read) and after each timed call, and take the median.")
+                return t("that is the mean: one load spike drags it up. Report the median of the repeats.")
+            return t("with warmup={warmup}, repeats={repeats} you reported {got:.4f} s: the slow first calls or "
+                     "the warm-up's queued work leaked into a timed repeat. Sync after the warm-up (before the "
+                     "first clock read) and after each timed call, and take the median.",
+                     warmup=warmup, repeats=repeats, got=got)
     return None
 
 
@@ -139,34 +142,32 @@ def _to_device_judge(answer: Any, **context: Any) -> str | None:
     batch = _hidden_batch()
     moved = answer(batch, "meta")  # a device every machine has: shapes, no data
     if not _same_shape(batch, moved):
-        return ("the result must keep the batch's structure: the same dict keys, lists stay lists and tuples "
-                "tuples, and values that are not tensors (a name, a count) unchanged. Lists and dicts have no "
-                ".to (section 4): go into them and rebuild them.")
-    on = sorted({t.device.type for t in _tensors(moved)})
+        return t("the result must keep the batch's structure: the same dict keys, lists stay lists and tuples "
+                 "tuples, and values that are not tensors (a name, a count) unchanged. Lists and dicts have no "
+                 ".to (section 5): go into them and rebuild them.")
+    on = sorted({x.device.type for x in _tensors(moved)})
     if on != ["meta"]:
-        return (f"some tensors of the returned batch are on {on}, not all on the device you were given. "
-                "Tensors can sit in lists, tuples and dicts inside the batch, at any depth; and x.to(...) returns "
-                "the moved tensor, it leaves x where it was (section 1).")
-    if any(t.device.type != "cpu" for t in _tensors(batch)):
-        return "the input batch changed device: build a new batch, do not modify the caller's."
+        return t("some tensors of the returned batch are on {on}, not all on the device you were given. "
+                 "Tensors can sit in lists, tuples and dicts inside the batch, at any depth; and x.to(...) returns "
+                 "the moved tensor, it leaves x where it was (section 2).", on=on)
+    if any(x.device.type != "cpu" for x in _tensors(batch)):
+        return t("the input batch changed device: build a new batch, do not modify the caller's.")
     return None
-
-
-_TO_QUESTIONS = "(a) x.to('cpu') is x  (b) x.to(torch.float64) is x  (c) model.to('cpu') is model"
 
 
 @exercise("01.to_same_object", right=lambda: (True, False, True), wrong=lambda: (False, False, False),
           example={})
 def _to_same_object(answer: Any, **context: Any) -> str | None:
     if not isinstance(answer, tuple) or len(answer) != 3:
-        return f"answer with a tuple of three booleans for {_TO_QUESTIONS}"
+        return t("answer with a tuple of three booleans for "
+                 "(a) x.to('cpu') is x  (b) x.to(torch.float64) is x  (c) model.to('cpu') is model")
     a, b, c = (bool(v) for v in answer)
     if not a:
-        return "(a): when nothing changes (same device, same dtype), what does Tensor.to return (section 1)?"
+        return t("(a): when nothing changes (same device, same dtype), what does Tensor.to return (section 2)?")
     if b:
-        return "(b): a new dtype needs new storage. Can that be the object you called .to on (section 1)?"
+        return t("(b): a new dtype needs new storage. Can that be the object you called .to on (section 2)?")
     if not c:
-        return "(c): what does Module.to return, and does it change the module in place (section 2)?"
+        return t("(c): what does Module.to return, and does it change the module in place (section 3)?")
     return None
 
 
@@ -182,24 +183,25 @@ _EXAMPLE_SWEEP = {64: 3.0, 256: 40.0, 1024: 31.0}
           wrong=lambda: _mm_4096_seconds_answer(_EXAMPLE_SWEEP) * 1000, example={"measured": _EXAMPLE_SWEEP})
 def _mm_4096_seconds(answer: Any, **context: Any) -> str | None:
     measured: dict[int, float] = context["measured"]
-    wrong_type = number_hint(answer, "a number of seconds")
+    wrong_type = number_hint(answer, t("a number of seconds"))
     if wrong_type:
         return wrong_type
     want = _mm_4096_seconds_answer(measured)
     if answer <= 0:
-        return "a time is positive: one product does 2 n^3 FLOP, and the rate (GFLOP/s) is FLOP per second."
+        return t("a time is positive: one product does 2 n^3 FLOP, and the rate (GFLOP/s) is FLOP per second.")
     ratio = answer / want
     if abs(ratio - 1) <= 0.05:
         return None
-    for factor, hint in ((1000, "that looks like milliseconds: the check wants seconds."),
-                         (1e-9, "GFLOP/s means billions of FLOP per second: multiply the rate by 1e9."),
-                         (1e9, "GFLOP/s means billions of FLOP per second: multiply the rate by 1e9."),
-                         (0.5, "a product of two n x n matrices does about 2 n^3 FLOP: did you forget the 2?"),
-                         (1 / 8, "that is about the time of the largest size timed. Doubling n multiplies the FLOP by "
-                                 "8 (n^3), so it multiplies the time by 8 at the same rate."),
-                         (1 / 4, "doubling n multiplies the FLOP by 8 (n^3), not by 2.")):
+    for factor, hint in ((1000, t("that looks like milliseconds: the check wants seconds.")),
+                         (1e-9, t("GFLOP/s means billions of FLOP per second: multiply the rate by 1e9.")),
+                         (1e9, t("GFLOP/s means billions of FLOP per second: multiply the rate by 1e9.")),
+                         (0.5, t("a product of two n x n matrices does about 2 n^3 FLOP: did you forget the 2?")),
+                         (1 / 8, t("that is about the time of the largest size timed. Doubling n multiplies the "
+                                   "FLOP by 8 (n^3), so it multiplies the time by 8 at the same rate.")),
+                         (1 / 4, t("doubling n multiplies the FLOP by 8 (n^3), not by 2."))):
         if abs(ratio / factor - 1) <= 0.05:
             return hint
     largest = max(measured)
-    return (f"your answer is {ratio:.2g} times the expected one. Count the FLOP of one 4096 x 4096 product "
-            f"(2 n^3) and divide by the rate at the largest size timed, n={largest}, in FLOP per second.")
+    return t("your answer is {ratio:.2g} times the expected one. Count the FLOP of one 4096 x 4096 product "
+             "(2 n^3) and divide by the rate at the largest size timed, n={largest}, in FLOP per second.",
+             ratio=ratio, largest=largest)

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from ..i18n import t
 from .core import close, exercise, number_hint
 
 PARTS = ("forward", "loss", "zero_grad", "backward", "opt.step")
@@ -88,26 +89,31 @@ def _read_every_judge(answer: Any, **context: Any) -> str | None:
     want, want_weights, want_reads = _train_hidden(_read_every)
     got, weights, reads = _train_hidden(answer)
     if not isinstance(got, (list, tuple)):
-        return (f"return the losses as a list of Python floats; your function returned {type(got).__name__}"
-                + (" (a `return losses` missing?)" if got is None else "") + ".")
+        if got is None:
+            return t("return the losses as a list of Python floats; your function returned {kind} "
+                     "(a `return losses` missing?).", kind=type(got).__name__)
+        return t("return the losses as a list of Python floats; your function returned {kind}.",
+                 kind=type(got).__name__)
     kept = next((g for g in got if number_hint(g) is not None), None)
     if kept is not None and hasattr(kept, "requires_grad"):
-        return ("your list holds loss *tensors*, not numbers. A loss tensor that is still part of the autograd graph "
-                "keeps that epoch's whole graph (its activations too) alive for as long as you hold it, and on a GPU "
-                "its value has not even been copied back. Read the number with .item() in the epochs you keep, "
-                "and only there.")
+        return t("your list holds loss *tensors*, not numbers. A loss tensor that is still part of the autograd graph "
+                 "keeps that epoch's whole graph (its activations too) alive for as long as you hold it, and on a GPU "
+                 "its value has not even been copied back. Read the number with .item() in the epochs you keep, "
+                 "and only there.")
     if kept is not None:
-        return "return the losses as Python floats: " + number_hint(kept, "each loss")
+        return t("return the losses as Python floats: {hint}", hint=number_hint(kept, t("each loss")))
     if reads > want_reads:
-        return (f"your loop ran .item() (or float()) {reads} times for {len(want)} losses read: every call waits "
-                "for the device on a GPU. Call it only in the epochs whose loss you keep (section 3).")
+        return t("your loop ran .item() (or float()) {reads} times for {n} losses read: every call waits "
+                 "for the device on a GPU. Call it only in the epochs whose loss you keep (section 3).",
+                 reads=reads, n=len(want))
     if not all(torch.allclose(a, b, atol=1e-6) for a, b in zip(weights, want_weights)):
-        return ("the model did not end where 60 plain training steps end: every epoch must still run forward, "
-                "zero_grad, backward and step; only the *reading* happens every N epochs.")
+        return t("the model did not end where 60 plain training steps end: every epoch must still run forward, "
+                 "zero_grad, backward and step; only the *reading* happens every N epochs.")
     if not isinstance(got, (list, tuple)) or len(got) != len(want):
-        return f"return the losses of epochs 0, N, 2N, ... as a list of floats ({len(want)} of them in the hidden run)."
+        return t("return the losses of epochs 0, N, 2N, ... as a list of floats ({n} of them in the hidden run).",
+                 n=len(want))
     if not all(close(g, w, rel=1e-5, abs_=1e-6) for g, w in zip(got, want)):
-        return "the returned losses are not those of epochs 0, N, 2N, ...: read each one in the epoch it belongs to."
+        return t("the returned losses are not those of epochs 0, N, 2N, ...: read each one in the epoch it belongs to.")
     return None
 
 
@@ -120,7 +126,7 @@ _PARTS_EXAMPLE = {"forward": 14.0, "loss": 6.0, "zero_grad": 3.0, "backward": 25
 @exercise("02.predict_run", right=lambda: sum(_PARTS_EXAMPLE.values()) * 20_000 / 1e6,
           wrong=lambda: sum(_PARTS_EXAMPLE.values()) * 20_000, example={"parts_us": _PARTS_EXAMPLE})
 def _predict_run(answer: Any, *, parts_us: dict[str, float], epochs: int = 20_000, **context: Any) -> str | None:
-    wrong_type = number_hint(answer, "a number of seconds")
+    wrong_type = number_hint(answer, t("a number of seconds"))
     if wrong_type:
         return wrong_type
     per_epoch = sum(parts_us.values())
@@ -128,11 +134,11 @@ def _predict_run(answer: Any, *, parts_us: dict[str, float], epochs: int = 20_00
     if close(answer, truth, rel=0.03):
         return None
     if close(answer, truth * 1e6, rel=0.03):
-        return "the parts are in microseconds and the answer is asked in seconds."
+        return t("the parts are in microseconds and the answer is asked in seconds.")
     if close(answer, per_epoch / 1e6, rel=0.03) or close(answer, per_epoch, rel=0.03):
-        return f"that is one epoch; the run has {epochs:,} of them."
-    return ("an epoch is, by the model of section 7, the host time of all five parts + the GPU time the host does not "
-            "hide + one read: add every measured part, then scale to the whole run.")
+        return t("that is one epoch; the run has {epochs:,} of them.", epochs=epochs)
+    return t("an epoch is, by the model of section 4, the host time of all five parts + the GPU time the host does not "
+             "hide + one read: add every measured part, then scale to the whole run.")
 
 
 # --- 02.overhead_width -------------------------------------------------------------------------
@@ -155,25 +161,26 @@ _WIDTH_EXAMPLE = {"host_us": 236.0, "matmul_gflops": 83.6}
 @exercise("02.overhead_width", right=lambda: overhead_width(**_WIDTH_EXAMPLE),
           wrong=lambda: overhead_width(**_WIDTH_EXAMPLE) / 10, example=_WIDTH_EXAMPLE)
 def _overhead_width(answer: Any, *, host_us: float, matmul_gflops: float, **context: Any) -> str | None:
-    wrong_type = number_hint(answer, "a width (a number of hidden units)")
+    wrong_type = number_hint(answer, t("a width (a number of hidden units)"))
     if wrong_type:
         return wrong_type
     truth = overhead_width(host_us, matmul_gflops)
     if close(answer, truth, rel=0.05):
         return None
-    for factor, hint in ((1e6, "the overhead is in microseconds: 1 us = 1e-6 s."),
-                         (1e-6, "the overhead is in microseconds: 1 us = 1e-6 s."),
-                         (1e9, "the rate is in GFLOP/s: 1 GFLOP/s = 1e9 FLOP/s."),
-                         (1e-9, "the rate is in GFLOP/s: 1 GFLOP/s = 1e9 FLOP/s."),
-                         (1e3, "check the units: us (1e-6 s) and GFLOP/s (1e9 FLOP/s)."),
-                         (1e-3, "check the units: us (1e-6 s) and GFLOP/s (1e9 FLOP/s)."),
-                         (0.1, f"a step does {FLOP_PER_WIDTH:,} FLOP per hidden unit (40,800 at width 10, not per step "
-                               "at every width)."),
-                         (10, f"a step does {FLOP_PER_WIDTH:,} FLOP per hidden unit: 40,800 is the total at width 10.")):
+    for factor, hint in ((1e6, t("the overhead is in microseconds: 1 us = 1e-6 s.")),
+                         (1e-6, t("the overhead is in microseconds: 1 us = 1e-6 s.")),
+                         (1e9, t("the rate is in GFLOP/s: 1 GFLOP/s = 1e9 FLOP/s.")),
+                         (1e-9, t("the rate is in GFLOP/s: 1 GFLOP/s = 1e9 FLOP/s.")),
+                         (1e3, t("check the units: us (1e-6 s) and GFLOP/s (1e9 FLOP/s).")),
+                         (1e-3, t("check the units: us (1e-6 s) and GFLOP/s (1e9 FLOP/s).")),
+                         (0.1, t("a step does {flop:,} FLOP per hidden unit (40,800 at width 10, not per step "
+                                 "at every width).", flop=FLOP_PER_WIDTH)),
+                         (10, t("a step does {flop:,} FLOP per hidden unit: 40,800 is the total at width 10.",
+                                flop=FLOP_PER_WIDTH))):
         if close(answer, truth * factor, rel=0.05):
             return hint
-    return ("FLOP the CPU can do in the overhead's time = overhead (s) x rate (FLOP/s); divide by the FLOP one "
-            "hidden unit adds to a step.")
+    return t("FLOP the CPU can do in the overhead's time = overhead (s) x rate (FLOP/s); divide by the FLOP one "
+             "hidden unit adds to a step.")
 
 
 # --- 02.momentum_part --------------------------------------------------------------------------
@@ -209,13 +216,13 @@ def _momentum_truth() -> str:
 @exercise("02.momentum_part", right=_momentum_truth, wrong=lambda: "backward")
 def _momentum_part(answer: Any, **context: Any) -> str | None:
     if answer not in PARTS:
-        return f"answer with one of the parts {list(PARTS)}"
+        return t("answer with one of the parts {parts}", parts=list(PARTS))
     if answer == _momentum_truth():
         return None
     if answer in ("forward", "loss", "backward"):
-        return ("momentum changes how a gradient is *used* once it exists, not how the loss or the gradient is "
-                "computed: which part of the step updates the weights from the gradients?")
-    return "zero_grad only clears gradients; the momentum buffers are read and written somewhere else."
+        return t("momentum changes how a gradient is *used* once it exists, not how the loss or the gradient is "
+                 "computed: which part of the step updates the weights from the gradients?")
+    return t("zero_grad only clears gradients; the momentum buffers are read and written somewhere else.")
 
 
 # --- 02.train_right: the transfer exercise -------------------------------------------------------
@@ -335,15 +342,18 @@ def _as_floats(out: Any) -> list[float] | str:
     """The returned losses as floats, or a hint saying what came back instead."""
     if isinstance(out, torch.Tensor):
         if out.requires_grad:
-            return ("you returned a tensor that still requires grad: store `loss.detach()`, so the stored "
-                    "losses do not keep every epoch's autograd graph alive.")
+            return t("you returned a tensor that still requires grad: store `loss.detach()`, so the stored "
+                     "losses do not keep every epoch's autograd graph alive.")
         return out.detach().to("cpu").flatten().tolist()
     if not isinstance(out, (list, tuple)):
-        return (f"return the loss of every epoch (a list of floats, or one tensor); your function returned "
-                f"{type(out).__name__}" + (" (a `return losses` missing?)." if out is None else "."))
+        if out is None:
+            return t("return the loss of every epoch (a list of floats, or one tensor); your function returned "
+                     "{kind} (a `return losses` missing?).", kind=type(out).__name__)
+        return t("return the loss of every epoch (a list of floats, or one tensor); your function returned {kind}.",
+                 kind=type(out).__name__)
     if out and isinstance(out[0], torch.Tensor):
-        return ("your list holds loss *tensors*: each one keeps its epoch's autograd graph alive. Keep the losses "
-                "in one tensor on the device (`losses[epoch] = loss.detach()`) and read it once at the end.")
+        return t("your list holds loss *tensors*: each one keeps its epoch's autograd graph alive. Keep the losses "
+                 "in one tensor on the device (`losses[epoch] = loss.detach()`) and read it once at the end.")
     return [float(v) for v in out]
 
 
@@ -357,29 +367,33 @@ def _train_right_judge(answer: Any, *, device: Any = "cpu", **context: Any) -> s
             out, model, many = _run_counted(answer, dev, 30)
         except (RuntimeError, AssertionError) as err:
             if "cuda" in str(err).lower() or "nvidia" in str(err).lower():
-                return (f"your function asked for CUDA when it was given device={str(dev)!r} ({str(err)[:80]}...). "
-                        "Use the `device` argument everywhere: never write 'cuda' into the function.")
+                return t("your function asked for CUDA when it was given device={device!r} ({error}...). "
+                         "Use the `device` argument everywhere: never write 'cuda' into the function.",
+                         device=str(dev), error=str(err)[:80])
             raise
         if any(p.device.type != dev.type for p in model.parameters()):
-            return (f"after training on device={str(dev)!r} the model's parameters are on "
-                    f"{sorted({str(p.device) for p in model.parameters()})}: move the model with "
-                    "`model.to(device)`, the device you were given.")
+            return t("after training on device={device!r} the model's parameters are on "
+                     "{devices}: move the model with `model.to(device)`, the device you were given.",
+                     device=str(dev), devices=sorted({str(p.device) for p in model.parameters()}))
         if many.moves > few.moves:
-            return (f"your function moved tensors {few.moves} times in 10 epochs and {many.moves} times in 30: "
-                    "something is moved (`.to`) inside the loop. Move the model and the data once, before it.")
+            return t("your function moved tensors {few} times in 10 epochs and {many} times in 30: "
+                     "something is moved (`.to`) inside the loop. Move the model and the data once, before it.",
+                     few=few.moves, many=many.moves)
         if many.reads > few.reads:
-            return (f"your function read values back to Python {few.reads} times in 10 epochs and {many.reads} times "
-                    "in 30: a read per epoch (`.item()`, `float()`, `.tolist()` or `.cpu()` in the loop). On a GPU "
-                    "each read is a sync. Keep each loss on the device and read them all once, after the loop.")
+            return t("your function read values back to Python {few} times in 10 epochs and {many} times "
+                     "in 30: a read per epoch (`.item()`, `float()`, `.tolist()` or `.cpu()` in the loop). On a GPU "
+                     "each read is a sync. Keep each loss on the device and read them all once, after the loop.",
+                     few=few.reads, many=many.reads)
         losses = _as_floats(out)
         if isinstance(losses, str):
             return losses
         want = _as_floats(_run_counted(_train_right, dev, 30)[0])
         if len(losses) != len(want):
-            return f"return one loss per epoch: {len(want)} for the 30 epochs of the hidden run, not {len(losses)}."
+            return t("return one loss per epoch: {want} for the 30 epochs of the hidden run, not {got}.",
+                     want=len(want), got=len(losses))
         if not losses[-1] < losses[0]:
-            return "the loss did not go down: each epoch must run forward, loss, zero_grad, backward and step."
+            return t("the loss did not go down: each epoch must run forward, loss, zero_grad, backward and step.")
         if not all(close(g, w, rel=1e-4, abs_=1e-5) for g, w in zip(losses, want)):
-            return ("the losses differ from the starter's training: keep its optimizer (SGD, lr=0.1), its loss and "
-                    "full-batch epochs; change only where things live and when they are read.")
+            return t("the losses differ from the starter's training: keep its optimizer (SGD, lr=0.1), its loss and "
+                     "full-batch epochs; change only where things live and when they are read.")
     return None

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..i18n import t
 from ._types import not_a_number
 from .core import close, exercise
 
@@ -33,22 +34,24 @@ _SERIES = [2.0, 1.0, 1.5, 0.5, 0.75, 0.25, 0.4]
 @exercise("03.ema", kind="code", right=lambda: _EMA, wrong=lambda: _SwappedEMA)
 def _ema(answer: Any, **context: Any) -> str | None:
     if not isinstance(answer, type):
-        return (f"EMA should be a class (class EMA: with __init__ and __call__), not a {type(answer).__name__}: "
-                "an instance made by EMA(beta) keeps the average between calls (section 1).")
+        return t("EMA should be a class (class EMA: with __init__ and __call__), not a {kind}: "
+                 "an instance made by EMA(beta) keeps the average between calls (section 1).",
+                 kind=type(answer).__name__)
     if "__call__" not in vars(answer):
-        return ("your EMA defines no __call__ yet, so ema(value) cannot work: write __init__(self, beta) to set "
-                "up the state and __call__(self, value) to update and return it (RunningMean in section 1).")
+        return t("your EMA defines no __call__ yet, so ema(value) cannot work: write __init__(self, beta) to set "
+                 "up the state and __call__(self, value) to update and return it (RunningMean in section 1).")
     for beta in (0.5, 0.9, 0.0):
         mine, theirs = _EMA(beta), answer(beta)
         for i, v in enumerate(_SERIES):
             want, got = mine(v), theirs(v)
-            hint = not_a_number(got, f"with beta={beta}, what ema({v}) returns")
+            hint = not_a_number(got, t("with beta={beta}, what ema({v}) returns", beta=beta, v=v))
             if hint:
                 return hint
             if not close(got, want, rel=1e-9, abs_=1e-12):
-                return (f"with beta={beta}, after {i + 1} values your average is {got!r}, not what "
-                        "mean = beta * mean + (1 - beta) * value gives. Does the first call return the value "
-                        "itself, is the state kept on self between calls, and does beta weigh the old mean?")
+                return t("with beta={beta}, after {n} values your average is {got!r}, not what "
+                         "mean = beta * mean + (1 - beta) * value gives. Does the first call return the value "
+                         "itself, is the state kept on self between calls, and does beta weigh the old mean?",
+                         beta=beta, n=i + 1, got=got)
     return None
 
 
@@ -86,27 +89,29 @@ def _shapes(answer: Any, **context: Any) -> str | None:
     got = answer(model, x)
     want = _record_shapes(*_hidden_model())
     if list(got or []) != want:
-        return (f"on a model you have not seen, you returned {got!r}. Expected one (name, output shape) pair "
-                "per submodule with a name (named_modules() gives the model itself the name ''), in the order "
-                "the hooks fire, with the shape as a tuple of ints (section 3).")
+        return t("on a model you have not seen, you returned {got!r}. Expected one (name, output shape) pair "
+                 "per submodule with a name (named_modules() gives the model itself the name ''), in the order "
+                 "the hooks fire, with the shape as a tuple of ints (section 3).", got=got)
     left = sum(len(m._forward_hooks) for m in model.modules())
     if left:
-        return (f"your function returned the right shapes but left {left} hooks on the model: they would fire "
-                "on every later call. Keep the handles and remove them (section 4), even if the call raises.")
+        return t("your function returned the right shapes but left {left} hooks on the model: they would fire "
+                 "on every later call. Keep the handles and remove them (section 4), even if the call raises.",
+                 left=left)
     return None
 
 
 @exercise("03.pruned_call", right=lambda: "fc1(X)", wrong=lambda: "fc1.forward(X)")
 def _pruned(answer: Any, **context: Any) -> str | None:
     if not isinstance(answer, str):
-        return f'your answer is {answer!r}; answer with the call as a string: "fc1(X)" or "fc1.forward(X)"'
+        return t('your answer is {answer!r}; answer with the call as a string: "fc1(X)" or "fc1.forward(X)"',
+                 answer=answer)
     text = answer.replace(" ", "").removeprefix("pruned.").removeprefix("model.")
     if text == "fc1(X)":
         return None
     if text == "fc1.forward(X)":
-        return ("forward multiplies X by the attribute `weight` as it is. When was that attribute last computed "
-                "from weight_orig and weight_mask, and by what (the end of section 2)?")
-    return 'answer with the call as a string: "fc1(X)" or "fc1.forward(X)"'
+        return t("forward multiplies X by the attribute `weight` as it is. When was that attribute last computed "
+                 "from weight_orig and weight_mask, and by what (the end of section 2)?")
+    return t('answer with the call as a string: "fc1(X)" or "fc1.forward(X)"')
 
 
 def _count_module_calls(fn: Any) -> int:
@@ -131,19 +136,21 @@ def _count(answer: Any, **context: Any) -> str | None:
     try:
         model, x = _hidden_model()  # Sequential(Linear, ReLU, Sequential(Linear, Tanh), Linear)
         for what, fn, want in [("model(x)", lambda: model(x), 7), ("model.forward(x)", lambda: model.forward(x), 6),
-                               ("two calls of model[0]", lambda: (model[0](x), model[0](x)), 2)]:
+                               (t("two calls of model[0]"), lambda: (model[0](x), model[0](x)), 2)]:
             got = answer(fn)
             if isinstance(got, (list, tuple, set, dict)):
-                return (f"for {what} your function returns a {type(got).__name__}; return the number of calls "
-                        "(an int, e.g. len() of what your hook collected).")
+                return t("for {what} your function returns a {kind}; return the number of calls "
+                         "(an int, e.g. len() of what your hook collected).", what=what, kind=type(got).__name__)
             if got != want:
-                return (f"for {what} on a model you have not seen you counted {got!r} module calls. A global forward "
-                        "hook fires once for every module called through __call__, the outer model included.")
+                return t("for {what} on a model you have not seen you counted {got!r} module calls. A global forward "
+                         "hook fires once for every module called through __call__, the outer model included.",
+                         what=what, got=got)
         left = set(hooks) - before
     finally:
         for key in set(hooks) - before:  # do not let a leaked hook count calls in the rest of the lesson
             del hooks[key]
     if left:
-        return (f"the counts are right, but {len(left)} global hooks were still registered afterwards: they would "
-                "count (and slow) every module call in this kernel from now on. Remove it with its handle.")
+        return t("the counts are right, but {n} global hooks were still registered afterwards: they would "
+                 "count (and slow) every module call in this kernel from now on. Remove them with their handles.",
+                 n=len(left))
     return None

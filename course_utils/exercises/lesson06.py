@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..i18n import t
 from .core import close, exercise
 
 # --- 06.loss_scale ----------------------------------------------------------------------------
@@ -27,19 +28,20 @@ def smallest_scale(g_min: float) -> float:
           example={"g_min": _EXAMPLE_G_MIN})
 def _loss_scale(answer: Any, *, g_min: float, **context: Any) -> str | None:
     if torch.is_tensor(answer):
-        return "answer with a Python float, not a tensor: `.item()` turns a one-element tensor into one."
+        return t("answer with a Python float, not a tensor: `.item()` turns a one-element tensor into one.")
     if isinstance(answer, bool) or not isinstance(answer, numbers.Real) or not math.isfinite(answer) or answer <= 0:
-        return f"answer with a positive number, a power of two such as 2.0**10 (got {answer!r})"
+        return t("answer with a positive number, a power of two such as 2.0**10 (got {answer!r})", answer=answer)
     truth = smallest_scale(g_min)
     if close(answer, truth, rel=1e-9):
         return None
     if not close(2.0 ** round(math.log2(answer)), answer, rel=1e-9):
-        return "GradScaler only uses powers of two (multiplying by one changes no mantissa bit): give 2.0**k."
+        return t("GradScaler only uses powers of two (multiplying by one changes no mantissa bit): give 2.0**k.")
     if answer * g_min < _FP16_SMALLEST:
-        return (f"too small: g_min * S = {answer * g_min:.2e} is still below 2**-24 = {_FP16_SMALLEST:.2e}, so the "
-                "smallest gradient still becomes 0. How many doublings does g_min need to reach 2**-24?")
-    return ("big enough, but a smaller power of two also works (and a smaller scale leaves more room before the "
-            "largest gradients overflow 65504). Find the smallest k with g_min * 2**k >= 2**-24: math.log2 helps.")
+        return t("too small: g_min * S = {product:.2e} is still below 2**-24 = {floor:.2e}, so the "
+                 "smallest gradient still becomes 0. How many doublings does g_min need to reach 2**-24?",
+                 product=answer * g_min, floor=_FP16_SMALLEST)
+    return t("big enough, but a smaller power of two also works (and a smaller scale leaves more room before the "
+             "largest gradients overflow 65504). Find the smallest k with g_min * 2**k >= 2**-24: math.log2 helps.")
 
 
 # --- 06.cpu_fp32_ops -------------------------------------------------------------------------
@@ -62,19 +64,19 @@ def cpu_fp32_ops() -> set[str]:
 @exercise("06.cpu_fp32_ops", right=cpu_fp32_ops, wrong=lambda: {"softmax", "layer_norm", "sum"})
 def _cpu_fp32_ops(answer: Any, **context: Any) -> str | None:
     if not isinstance(answer, (set, frozenset, list, tuple)) or not all(isinstance(a, str) for a in answer):
-        return f"answer with a set of op names taken from {sorted(CPU_OPS)}"
+        return t("answer with a set of op names taken from {ops}", ops=sorted(CPU_OPS))
     unknown = set(answer) - set(CPU_OPS)
     if unknown:
-        return f"{sorted(unknown)} are not among the ops listed: choose from {sorted(CPU_OPS)}"
+        return t("{unknown} are not among the ops listed: choose from {ops}", unknown=sorted(unknown), ops=sorted(CPU_OPS))
     truth, got = cpu_fp32_ops(), set(answer)
     if got == truth:
         return None
     if {"softmax", "layer_norm", "sum"} & got:
-        return ("softmax, layer_norm and sum are on CUDA's fp32 list. The CPU's list is different, not shorter: "
-                "run them on a bf16 CPU tensor under torch.autocast('cpu') and print the dtypes (section 4).")
+        return t("softmax, layer_norm and sum are on CUDA's fp32 list. The CPU's list is different, not shorter: "
+                 "run them on a bf16 CPU tensor under torch.autocast('cpu') and print the dtypes (section 2).")
     if {"linear", "matmul"} & got:
-        return "linear and matmul are what autocast runs in *low* precision: they are the reason it exists (section 4)."
-    return "some ops are missing: run each one under torch.autocast('cpu', dtype=torch.bfloat16) and look at its dtype."
+        return t("linear and matmul are what autocast runs in *low* precision: they are the reason it exists (section 2).")
+    return t("some ops are missing: run each one under torch.autocast('cpu', dtype=torch.bfloat16) and look at its dtype.")
 
 
 # --- 06.amp_step -----------------------------------------------------------------------------
@@ -125,24 +127,25 @@ def _same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
 @exercise("06.amp_step", kind="code", right=lambda: _amp_step, wrong=lambda: _clip_before_unscale)
 def _amp_step_judge(answer: Any, **context: Any) -> str | None:
     if not callable(answer):
-        return f"pass the function itself, `amp_step` (got {type(answer).__name__})."
+        return t("pass the function itself, `amp_step` (got {kind}).", kind=type(answer).__name__)
     want, want_scale, _ = _run_steps(_amp_step)
     try:
         got, got_scale, seen = _run_steps(answer)
     except RuntimeError as err:
         if "after step()" not in str(err):
             raise
-        return ("PyTorch refused the second step: the scaler was never told a step had ended. "
-                "Which call, after scaler.step(optimizer), adapts the scale and starts a new step (section 3)?")
+        return t("PyTorch refused the second step: the scaler was never told a step had ended. "
+                 "Which call, after scaler.step(optimizer), adapts the scale and starts a new step (section 5)?")
     if not seen or seen[0] != torch.bfloat16:
-        return ("the first Linear layer ran in " + (str(seen[0]) if seen else "no forward pass at all") + ": run "
-                "the forward pass and the loss inside torch.autocast(device_type=..., dtype=dtype) (section 4).")
+        return t("the first Linear layer ran in {ran_in}: run the forward pass and the loss inside "
+                 "torch.autocast(device_type=..., dtype=dtype) (section 2).",
+                 ran_in=str(seen[0]) if seen else t("no forward pass at all"))
     if got_scale == 2.0**10:
-        return "the scale never changed: after scaler.step(optimizer), scaler.update() adapts it (section 3)."
+        return t("the scale never changed: after scaler.step(optimizer), scaler.update() adapts it (section 5).")
     if _same(got, want):
-        return None if got_scale == want_scale else "the parameters are right but the scale is not: call update() once per step."
+        return None if got_scale == want_scale else t("the parameters are right but the scale is not: call update() once per step.")
     if _same(got, _run_steps(_clip_before_unscale)[0]):
-        return ("your step clipped the gradients while they were still multiplied by the scale, so the real step "
-                "came out ~1000x too small. What must happen to .grad before a threshold means anything (section 3)?")
-    return ("on a hidden tiny model your parameters after two steps differ from the recipe's. Check the order: "
-            "autocast forward, scale(loss).backward(), unscale_, clip, scaler.step, scaler.update (section 3).")
+        return t("your step clipped the gradients while they were still multiplied by the scale, so the real step "
+                 "came out ~1000x too small. What must happen to .grad before a threshold means anything (section 5)?")
+    return t("on a hidden tiny model your parameters after two steps differ from the recipe's. Check the order: "
+             "autocast forward, scale(loss).backward(), unscale_, clip, scaler.step, scaler.update (section 5).")

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import checkpoint as ckpt
+from ..i18n import t
 from .core import close, exercise
 
 
@@ -25,7 +26,7 @@ class _FailsMidSave:
     """Pickling this raises, as a full disk or an interrupted save would, after the file was opened."""
 
     def __reduce__(self) -> Any:
-        raise OSError(28, "No space left on device (injected by the check)")
+        raise OSError(28, t("No space left on device (injected by the check)"))
 
 
 def _save_atomic(state: Any, path: str | Path) -> None:
@@ -66,7 +67,7 @@ def _spy(calls: dict[str, list]) -> dict[str, Callable]:
 @exercise("07.atomic_save", kind="code", right=lambda: _save_atomic, wrong=lambda: _save_naive)
 def _atomic_save(answer: Any, **context: Any) -> str | None:
     if not callable(answer):
-        return f"pass the function itself, `save` (got {type(answer).__name__})."
+        return t("pass the function itself, `save` (got {kind}).", kind=type(answer).__name__)
     good = {"step": 7, "w": torch.arange(6.0)}
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "ckpt.pt"
@@ -80,13 +81,13 @@ def _atomic_save(answer: Any, **context: Any) -> str | None:
             for name, fn in spies["_real"].items():
                 setattr(os, name, fn)
         if not target.is_file() or not _same(torch.load(target, weights_only=True), good):
-            return "save(state, path) must leave a file at `path` that torch.load(path, weights_only=True) reads back as `state`."
+            return t("save(state, path) must leave a file at `path` that torch.load(path, weights_only=True) reads back as `state`.")
         others = sorted(p.name for p in Path(tmp).iterdir() if p != target)
         if others:
-            return f"after a successful save the folder also holds {others}: rename the temporary file onto the target."
+            return t("after a successful save the folder also holds {others}: rename the temporary file onto the target.", others=others)
         moved = calls.get("replace", []) + calls.get("rename", [])
         if any(Path(src).parent != Path(dst).parent for src, dst, *_ in moved):
-            return "the temporary file is in another folder: os.replace is atomic only within one file system (section 10)."
+            return t("the temporary file is in another folder: os.replace is atomic only within one file system (section 6).")
         try:
             answer({"step": 8, "w": torch.zeros(6), "extra": _FailsMidSave()}, target)
         except Exception:  # noqa: BLE001 - re-raising the failure is right; the files are what we judge
@@ -96,14 +97,14 @@ def _atomic_save(answer: Any, **context: Any) -> str | None:
         except Exception:  # noqa: BLE001 - a truncated file fails in any layer of the loader
             intact = False
         if not intact:
-            return ("a save that failed half-way (we injected a full disk) destroyed the previous checkpoint: "
-                    "write to a temporary file in the same folder and move it onto the name only when it is complete.")
+            return t("a save that failed half-way (we injected a full disk) destroyed the previous checkpoint: "
+                     "write to a temporary file in the same folder and move it onto the name only when it is complete.")
         others = sorted(p.name for p in Path(tmp).iterdir() if p != target)
         if others:
-            return f"the failed save left {others} behind: remove the temporary file when the save fails, then re-raise."
+            return t("the failed save left {others} behind: remove the temporary file when the save fails, then re-raise.", others=others)
         if not calls.get("fsync"):
-            return ("the new name may point at bytes still in the operating system's cache: flush and os.fsync the "
-                    "temporary file before os.replace (section 10).")
+            return t("the new name may point at bytes still in the operating system's cache: flush and os.fsync the "
+                     "temporary file before os.replace (section 6).")
     return None
 
 
@@ -166,14 +167,14 @@ def _resume_without_rng(folder: Path, model: nn.Module, optimizer: torch.optim.O
           example={"state_of": _state_of})
 def _resume_judge(answer: Any, *, state_of: Callable[..., dict], **context: Any) -> str | None:
     if not callable(answer):
-        return f"pass the function itself, `resume` (got {type(answer).__name__})."
+        return t("pass the function itself, `resume` (got {kind}).", kind=type(answer).__name__)
     saved = (torch.get_rng_state(), np.random.get_state(), random.getstate())  # the lesson's own draws go on as before
     try:
         with tempfile.TemporaryDirectory() as tmp:
             empty = Path(tmp) / "empty"
             empty.mkdir()
             if answer(empty, *_build()) != 0:
-                return "a folder without checkpoints means a fresh start: return step 0 (load_latest returns None)."
+                return t("a folder without checkpoints means a fresh start: return step 0 (load_latest returns None).")
             _seed(3)
             ref = _build()
             _steps(*ref, 0, 2 * _N)
@@ -185,7 +186,7 @@ def _resume_judge(answer: Any, *, state_of: Callable[..., dict], **context: Any)
             fresh = _build()
             step = answer(Path(tmp), *fresh)
             if step != _N:
-                return f"the checkpoint was saved after step {_N}; your resume returned step {step!r}."
+                return t("the checkpoint was saved after step {saved}; your resume returned step {step!r}.", saved=_N, step=step)
             _steps(*fresh, step, 2 * _N)
     finally:
         torch.set_rng_state(saved[0])
@@ -193,9 +194,9 @@ def _resume_judge(answer: Any, *, state_of: Callable[..., dict], **context: Any)
         random.setstate(saved[2])
     drift = max((a - b).abs().max().item() for a, b in zip(ref[0].state_dict().values(), fresh[0].state_dict().values()))
     if drift > 0:
-        return (f"resumed and continued, the weights differ from the uninterrupted run's by up to {drift:.1e}. A resumed "
-                "run must restore everything the next steps depend on: weights, optimizer moments, the LR schedule, "
-                "and every random generator (batches, dropout, noise): section 6.")
+        return t("resumed and continued, the weights differ from the uninterrupted run's by up to {drift:.1e}. A resumed "
+                 "run must restore everything the next steps depend on: weights, optimizer moments, the LR schedule, "
+                 "and every random generator (batches, dropout, noise): section 5.", drift=drift)
     return None
 
 
@@ -213,21 +214,21 @@ def sgd_share(weights: float, plain: float, sqrt: float) -> float:
 def _memory_share(answer: Any, *, weights: float, plain: float, sqrt: float, adamw: float, activations: float,
                   **context: Any) -> str | None:
     if torch.is_tensor(answer):
-        return "answer with a Python float, not a tensor (`.item()` converts a one-element tensor)."
+        return t("answer with a Python float, not a tensor (`.item()` converts a one-element tensor).")
     if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        return f"answer with a number in percent (got {type(answer).__name__})."
+        return t("answer with a number in percent (got {kind}).", kind=type(answer).__name__)
     truth = sgd_share(weights, plain, sqrt)
     if close(answer, truth, rel=0.02, abs_=0.5):
         return None
     if close(answer, adamw, rel=0.02, abs_=0.5):
-        return ("that is this run's saving *with* AdamW, printed in section 3. Without optimizer state the fixed "
-                "part is only the weights: add them to each step's peak and compare again.")
+        return t("that is this run's saving *with* AdamW, printed in section 3. Without optimizer state the fixed "
+                 "part is only the weights: add them to each step's peak and compare again.")
     if close(answer, activations, rel=0.02, abs_=0.5):
-        return ("that is the share of the *activations* saved. The whole step also holds the weights and the "
-                "gradients, which stay whatever you recompute.")
+        return t("that is the share of the *activations* saved. The whole step also holds the weights and the "
+                 "gradients, which stay whatever you recompute.")
     if close(answer, truth / 100, rel=0.02, abs_=0.005):
-        return "give it in percent (0-100), not as a fraction."
+        return t("give it in percent (0-100), not as a fraction.")
     if close(answer, 100 * (1 - sqrt / plain), rel=0.02, abs_=0.5):
-        return "you left the weights out: they are part of the whole-step memory with any optimizer."
-    return ("whole-step memory without optimizer state = weights_mib + peak_mib[s]; compare s = n_sqrt with s = 1: "
-            "100 x (1 - with / without).")
+        return t("you left the weights out: they are part of the whole-step memory with any optimizer.")
+    return t("whole-step memory without optimizer state = weights_mib + peak_mib[s]; compare s = n_sqrt with s = 1: "
+             "100 x (1 - with / without).")

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import t
 from .core import exercise
 
 
@@ -21,27 +22,29 @@ def _same_every_epoch(seed: int, epoch: int, index: int) -> np.random.Generator:
 
 def _draw(rng: Any) -> tuple[float, ...]:
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"augment_rng must return a numpy Generator (np.random.default_rng(...)), got {type(rng).__name__}")
+        raise TypeError(t("augment_rng must return a numpy Generator (np.random.default_rng(...)), got {kind}",
+                          kind=type(rng).__name__))
     return tuple(rng.random(4))
 
 
 @exercise("08.augment_rng", kind="code", right=lambda: _augment_rng, wrong=lambda: _same_every_epoch)
 def _augment(answer: Any, **context: Any) -> str | None:
     if not callable(answer):
-        return f"pass the function itself, `augment_rng` (got {type(answer).__name__})."
+        return t("pass the function itself, `augment_rng` (got {kind}).", kind=type(answer).__name__)
     triples = [(s, e, i) for s in (0, 7) for e in (0, 1, 2) for i in (0, 1, 2, 513)]
     draws = {t: _draw(answer(*t)) for t in triples}
     np.random.seed(12345)  # a worker's global state must not matter
     if any(_draw(answer(*t)) != draws[t] for t in triples):
-        return ("two calls with the same (seed, epoch, index) gave different draws: a worker, or a rerun, would see "
-                "other crops. Seed the generator from the three numbers only (the exercise's text).")
+        return t("two calls with the same (seed, epoch, index) gave different draws: a worker, or a rerun, would see "
+                 "other crops. Seed the generator from the three numbers only (the exercise's text).")
     if draws[(0, 0, 0)] == draws[(0, 1, 0)]:
-        return "sample 0 gets the same draws in epoch 0 and epoch 1: every epoch would see the same crops and flips."
+        return t("sample 0 gets the same draws in epoch 0 and epoch 1: every epoch would see the same crops and flips.")
     for a in triples:
         for b in triples:
             if a < b and draws[a] == draws[b]:
-                return (f"{a} and {b} (seed, epoch, index) give the same draws: two different samples or epochs share "
-                        "their augmentation (adding the numbers up, for one, lets them collide). Give the generator all three.")
+                return t("{a} and {b} (seed, epoch, index) give the same draws: two different samples or epochs share "
+                         "their augmentation (adding the numbers up, for one, lets them collide). Give the generator all three.",
+                         a=a, b=b)
     return None
 
 
@@ -53,18 +56,19 @@ def _workers_needed(prepare_ms: float, compute_ms: float) -> int:
 def _best_workers(answer: Any, *, prepare_ms: float, compute_ms: float, **context: Any) -> str | None:
     """The fewest workers that keep the step from waiting, each with a free core: ceil(prepare / train)."""
     if isinstance(answer, bool) or not isinstance(answer, int):
-        return f"answer with a whole number of workers (an int), got {type(answer).__name__}"
+        return t("answer with a whole number of workers (an int), got {kind}", kind=type(answer).__name__)
     need = _workers_needed(prepare_ms, compute_ms)
     if answer == need:
         return None
     if answer < 1:
-        return "with no worker the main process prepares every batch itself: the step waits the whole preparation."
+        return t("with no worker the main process prepares every batch itself: the step waits the whole preparation.")
     if answer < need:
-        return (f"with {answer} worker(s), each batch takes {prepare_ms:.0f} ms to prepare, so they hand over "
-                f"{answer} batch(es) every {prepare_ms:.0f} ms, while the step wants one every {compute_ms:.0f} ms: "
-                "the step still waits. Round up, do not round down.")
-    return (f"{answer} workers keep the step busy, but fewer do too: you need the batches to arrive at least as fast "
-            "as the step uses them, and not more workers than that.")
+        return t("with {answer} worker(s), each batch takes {prepare_ms:.0f} ms to prepare, so they hand over "
+                 "{answer} batch(es) every {prepare_ms:.0f} ms, while the step wants one every {compute_ms:.0f} ms: "
+                 "the step still waits. Round up, do not round down.",
+                 answer=answer, prepare_ms=prepare_ms, compute_ms=compute_ms)
+    return t("{answer} workers keep the step busy, but fewer do too: you need the batches to arrive at least as fast "
+             "as the step uses them, and not more workers than that.", answer=answer)
 
 
 _METHODS = {"fork", "spawn", "forkserver"}
@@ -73,14 +77,14 @@ _METHODS = {"fork", "spawn", "forkserver"}
 @exercise("08.start_methods", right=lambda: {"fork"}, wrong=lambda: {"fork", "forkserver"})
 def _start_methods(answer: Any, **context: Any) -> str | None:
     if not isinstance(answer, (set, frozenset, list, tuple)) or not set(answer) <= _METHODS:
-        return f"answer with a set of start methods taken from {sorted(_METHODS)}"
+        return t("answer with a set of start methods taken from {methods}", methods=sorted(_METHODS))
     got = set(answer)
     if got == {"fork"}:
         return None
     if "spawn" in got:
-        return ("a spawned worker is a fresh Python process: it unpickles the dataset by importing `module.ClassName`. "
-                "In which module does a class defined in a notebook live, and does the fresh process have it (the exercise's text, and deeper §1)?")
+        return t("a spawned worker is a fresh Python process: it unpickles the dataset by importing `module.ClassName`. "
+                 "In which module does a class defined in a notebook live, and does the fresh process have it (the exercise's text, and deeper §1)?")
     if "forkserver" in got:
-        return ("a forkserver worker is forked from the clean server process, not from your notebook: the server only "
-                "imported what was preloaded (here torch and course_utils.datasets). Does it know your class?")
-    return "one start method copies the whole parent process, notebook namespace included: which one (the exercise's text, and deeper §1)?"
+        return t("a forkserver worker is forked from the clean server process, not from your notebook: the server only "
+                 "imported what was preloaded (here torch and course_utils.datasets). Does it know your class?")
+    return t("one start method copies the whole parent process, notebook namespace included: which one (the exercise's text, and deeper §1)?")

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+from ..i18n import t
 from .core import close, exercise
 
 # --- 09.lr_linear --------------------------------------------------------------------------
@@ -28,9 +29,9 @@ def _lr(base_lr: float, base_batch: int, gpus: int, batch: int, accum: int) -> f
 def _not_a_number(answer: Any) -> str | None:
     """A teaching hint when ``answer`` is not a plain Python number (a tensor, a string, a list, None)."""
     if torch.is_tensor(answer):
-        return "answer with a Python number, not a tensor: `.item()` turns a one-element tensor into one."
+        return t("answer with a Python number, not a tensor: `.item()` turns a one-element tensor into one.")
     if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        return f"answer with a Python number (got {type(answer).__name__})."
+        return t("answer with a Python number (got {kind}).", kind=type(answer).__name__)
     return None
 
 
@@ -46,13 +47,13 @@ def _lr_linear(answer: Any, *, base_lr: float, base_batch: int, gpus: int, batch
     if close(answer, _lr(base_lr, base_batch, gpus, batch, accum), rel=0.01):
         return None
     if close(answer, _lr(base_lr, base_batch, gpus, batch, 1), rel=0.01):
-        return ("the micro-batches count too: one optimizer step averages the gradient over GPUs x batch per GPU "
-                "x micro-batches samples (the global batch of the section on the learning rate).")
+        return t("the micro-batches count too: one optimizer step averages the gradient over GPUs x batch per GPU "
+                 "x micro-batches samples (the global batch of the section on the learning rate).")
     if close(answer, base_lr * gpus, rel=0.01):
-        return (f"the reference learning rate was tuned for a global batch of {base_batch}, not for one GPU: "
-                "scale by new global batch / old global batch.")
-    return ("the linear rule multiplies the learning rate by the factor the global batch grew: work out the "
-            "old and the new global batch (samples per optimizer step) first.")
+        return t("the reference learning rate was tuned for a global batch of {base_batch}, not for one GPU: "
+                 "scale by new global batch / old global batch.", base_batch=base_batch)
+    return t("the linear rule multiplies the learning rate by the factor the global batch grew: work out the "
+             "old and the new global batch (samples per optimizer step) first.")
 
 
 # --- 09.accumulate ---------------------------------------------------------------------------
@@ -113,19 +114,20 @@ def _run_in_one_rank_group(student, micro: int) -> tuple[int, float, float, floa
 @exercise("09.accumulate", kind="code", right=lambda: _accumulate, wrong=lambda: _accumulate_always_syncing)
 def _accumulate_judge(answer: Any, **context: Any) -> str | None:
     if not callable(answer):
-        return f"pass the function itself, `accumulate` (got {type(answer).__name__})."
+        return t("pass the function itself, `accumulate` (got {kind}).", kind=type(answer).__name__)
     rounds, grad_err, loss_err, _ = _run_in_one_rank_group(answer, micro=3)
     if grad_err > 1e-5:
-        return ("the gradients differ from one backward of the whole batch's mean loss: did you divide each "
-                "micro-batch's loss by the number of micro-batches, and call backward for every one of them?")
+        return t("the gradients differ from one backward of the whole batch's mean loss: did you divide each "
+                 "micro-batch's loss by the number of micro-batches, and call backward for every one of them?")
     if rounds == 0:
-        return ("DDP never all-reduced: the last micro-batch must run outside no_sync(), or the ranks keep "
-                "their own gradients and drift apart.")
+        return t("DDP never all-reduced: the last micro-batch must run outside no_sync(), or the ranks keep "
+                 "their own gradients and drift apart.")
     if rounds > 1:
-        return (f"DDP all-reduced {rounds} times for one optimizer step: every micro-batch but the last must "
-                "run inside `with ddp.no_sync():`, forward included (DDP prepares the all-reduce in forward).")
+        return t("DDP all-reduced {rounds} times for one optimizer step: every micro-batch but the last must "
+                 "run inside `with ddp.no_sync():`, forward included (DDP prepares the all-reduce in forward).",
+                 rounds=rounds)
     if loss_err > 1e-5:
-        return "the gradients are right; return the mean loss of the whole batch (the sum of the divided losses)."
+        return t("the gradients are right; return the mean loss of the whole batch (the sum of the divided losses).")
     return None
 
 
@@ -150,9 +152,9 @@ def _comm_share_doubled(answer: Any, *, step_s: float, compute_s: float, **conte
         return None
     comm = max(0.0, step_s - compute_s)
     if close(answer, comm / step_s / 2, rel=0.03, abs_=0.002):
-        return ("halving the share assumes the whole step doubles; only the computation doubles, the exposed "
-                "all-reduce time stays: write the new step time as computation + communication first.")
+        return t("halving the share assumes the whole step doubles; only the computation doubles, the exposed "
+                 "all-reduce time stays: write the new step time as computation + communication first.")
     if close(answer, comm / step_s, rel=0.03, abs_=0.002):
-        return "that is this run's share; the question asks for a step whose computation takes twice as long."
-    return ("the communication this run added per step is step time minus the time without all-reduce "
-            "(bench_many['step_s'] and ['compute_s']); double only the computation, then divide.")
+        return t("that is this run's share; the question asks for a step whose computation takes twice as long.")
+    return t("the communication this run added per step is step time minus the time without all-reduce "
+             "(bench_many['step_s'] and ['compute_s']); double only the computation, then divide.")

@@ -5,16 +5,16 @@ run's timings, which the cell prints without the savings), a divergence check th
 a recompile, from this run's measurements."""
 from __future__ import annotations
 
-import warnings
 import numbers
+import warnings
 from typing import Any
 
 import torch
-import torch._dynamo
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..models import IrisMLP
+from ..i18n import t
 from .core import close, exercise
 
 FIXES = ("log_floats", "no_item", "prep_once", "data_on_device", "fused_optimizer")
@@ -40,29 +40,31 @@ _EXAMPLE_STEPS = {"slow": 10e-3, "fused_optimizer": 8e-3, "log_floats": 4e-3, "n
 def _fix_order(answer: Any, *, variants: dict[str, frozenset], step_s: dict[str, float], **context: Any) -> str | None:
     names = list(variants)
     if names[0] != "slow" or variants["slow"] or names[1:2] != ["fused_optimizer"]:
-        return "start from the slow loop ('slow': no fixes), then apply 'fused_optimizer' first."
+        return t("start from the slow loop ('slow': no fixes), then apply 'fused_optimizer' first.")
     for prev, fix in zip(names, names[1:]):
         if variants[fix] != variants[prev] | {fix}:
-            return f"each variant keeps the fixes before it and adds its own: '{fix}' should be {sorted(variants[prev] | {fix})}."
+            return t("each variant keeps the fixes before it and adds its own: '{fix}' should be {fixes}.",
+                     fix=fix, fixes=sorted(variants[prev] | {fix}))
     if set(variants[names[-1]]) != set(FIXES):
-        return f"the last variant must have all five fixes {list(FIXES)}."
+        return t("the last variant must have all five fixes {fixes}.", fixes=list(FIXES))
     saved = _savings(variants, step_s)
     if not isinstance(answer, str) or answer not in saved:
-        return f"answer with the name of one fix, one of {list(saved)}."
+        return t("answer with the name of one fix, one of {fixes}.", fixes=list(saved))
     best = max(saved, key=saved.get)
     if answer == best or saved[answer] >= 0.9 * saved[best] > 0:
         return None
-    return (f"in your order, '{answer}' saved {saved[answer] * 1e6:.0f} us per step; another fix saved more. A fix's "
-            "saving is the time per step of the variant before it minus its own (section 3's table).")
+    return t("in your order, '{answer}' saved {saved_us:.0f} us per step; another fix saved more. A fix's "
+             "saving is the time per step of the variant before it minus its own (section 3's table).",
+             answer=answer, saved_us=saved[answer] * 1e6)
 
 
 
 def _not_a_number(answer: Any) -> str | None:
     """A teaching hint when ``answer`` is not a plain Python number (a tensor, a string, a list, None)."""
     if torch.is_tensor(answer):
-        return "answer with a Python number, not a tensor: `.item()` turns a one-element tensor into one."
+        return t("answer with a Python number, not a tensor: `.item()` turns a one-element tensor into one.")
     if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        return f"answer with a Python number (got {type(answer).__name__})."
+        return t("answer with a Python number (got {kind}).", kind=type(answer).__name__)
     return None
 
 # --- 10.hidden_sync -------------------------------------------------------------------------------
@@ -92,7 +94,7 @@ def _watch_with_if(loss: torch.Tensor, i: int, diverged: torch.Tensor) -> None:
 @exercise("10.hidden_sync", kind="code", right=lambda: _watch, wrong=lambda: _watch_with_if)
 def _hidden_sync(answer: Any, **context: Any) -> str | None:
     if not callable(answer):
-        return f"pass the function itself (got {type(answer).__name__})."
+        return t("pass the function itself (got {kind}).", kind=type(answer).__name__)
     values = [1.5, 12.0, 3.0, 50.0, 10.0, 0.2]
     w = torch.ones((), requires_grad=True)
     diverged = torch.zeros(len(values), dtype=torch.bool)
@@ -100,11 +102,13 @@ def _hidden_sync(answer: Any, **context: Any) -> str | None:
         for i, v in enumerate(values):
             answer(w * v, i, diverged)
     if counter.reads:
-        return (f"your function read {counter.reads} value(s) from a tensor into Python: a Python `if` on a "
-                "tensor (or .item(), float()) waits for the GPU. Keep the comparison a tensor and store it.")
+        return t("your function read {reads} value(s) from a tensor into Python: a Python `if` on a "
+                 "tensor (or .item(), float()) waits for the GPU. Keep the comparison a tensor and store it.",
+                 reads=counter.reads)
     want = torch.tensor([v > 10 for v in values])
     if not torch.equal(diverged.bool(), want):
-        return f"for losses {values} the flags should be {want.tolist()}, you set {diverged.tolist()}."
+        return t("for losses {values} the flags should be {want}, you set {got}.",
+                 values=values, want=want.tolist(), got=diverged.tolist())
     return None
 
 
@@ -128,9 +132,9 @@ class _BranchFree(IrisMLP):
 @exercise("10.branch_free", kind="code", right=lambda: _BranchFree, wrong=lambda: _Branchy)
 def _branch_free(answer: Any, **context: Any) -> str | None:
     if isinstance(answer, nn.Module):
-        return "pass the class itself, not an instance of it: the check builds its own model from your class."
+        return t("pass the class itself, not an instance of it: the check builds its own model from your class.")
     if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
-        return f"pass your model class (a subclass of IrisMLP), got {type(answer).__name__}."
+        return t("pass your model class (a subclass of IrisMLP), got {kind}.", kind=type(answer).__name__)
     with torch.random.fork_rng():
         torch.manual_seed(7)
         ref = _Branchy()
@@ -142,16 +146,19 @@ def _branch_free(answer: Any, **context: Any) -> str | None:
         xs = x * 0.01 + sign * 50 * direction / direction.norm()
         with torch.no_grad():
             if not torch.allclose(mine(xs), ref(xs), atol=1e-5):
-                return ("on inputs you have not seen, your forward computes something else than the branching one: "
-                        "torch.where(condition, if_true, if_false) must pick h * 2 where h.sum() > 0, h otherwise.")
-    torch._dynamo.reset()
+                return t("on inputs you have not seen, your forward computes something else than the branching one: "
+                         "torch.where(condition, if_true, if_false) must pick h * 2 where h.sum() > 0, h otherwise.")
+    from torch import _dynamo  # here, not at the top: importing Dynamo takes a second, and every lesson imports this package
+
+    _dynamo.reset()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = torch._dynamo.explain(mine)(x)
-    torch._dynamo.reset()
+        report = _dynamo.explain(mine)(x)
+    _dynamo.reset()
     if report.graph_break_count or report.graph_count != 1:
-        return (f"Dynamo captured {report.graph_count} graph(s) with {report.graph_break_count} break(s): a Python "
-                "`if` on a tensor's value cannot be traced. Compute both outcomes and select with torch.where.")
+        return t("Dynamo captured {graphs} graph(s) with {breaks} break(s): a Python "
+                 "`if` on a tensor's value cannot be traced. Compute both outcomes and select with torch.where.",
+                 graphs=report.graph_count, breaks=report.graph_break_count)
     return None
 
 
@@ -166,22 +173,22 @@ _EXAMPLE_MID = {"eager": {"first_s": 0.5, "step_s": 2e-3}, "compiled": {"first_s
 @exercise("10.break_even", right=lambda: 9020.0, wrong=lambda: 4510.0, example={"result": _EXAMPLE_MID})
 def _break_even(answer: Any, *, result: dict | None, **context: Any) -> str | None:
     if result is None:
-        return "section 5 did not compile the mid-sized model in this run (COMPILE='off' or no compiler): nothing to judge."
+        return t("section 5 did not compile the mid-sized model in this run (COMPILE='off' or no compiler): nothing to judge.")
     e, c = result["eager"], result["compiled"]
     saving = e["step_s"] - c["step_s"]
     if saving <= 0:
         if answer is None:
             return None
-        return "here a compiled step is not faster than an eager one, so compiling never pays off: answer None."
+        return t("here a compiled step is not faster than an eager one, so compiling never pays off: answer None.")
     one = (c["first_s"] - e["first_s"]) / saving
     if answer is not None and (hint := _not_a_number(answer)) is not None:
         return hint
     if answer is not None and close(answer, 2 * one, rel=1e-3):
         return None
     if answer is not None and close(answer, one, rel=1e-3):
-        return "that is the break-even of one compile; the model compiles twice, so the cost to win back doubles."
+        return t("that is the break-even of one compile; the model compiles twice, so the cost to win back doubles.")
     if answer is not None and (close(answer, 2 * c["first_s"] / saving, rel=1e-3) or close(answer, c["first_s"] / saving, rel=1e-3)):
-        return ("the eager model's first call is not free either: what compiling costs is the *extra* time of the "
-                "compiled first call over the eager one.")
-    return ("break-even = (cost of the compiles) / (eager seconds per step - compiled seconds per step); each compile "
-            "costs (first call compiled - first call eager), from compile_results['mid'] of this run.")
+        return t("the eager model's first call is not free either: what compiling costs is the *extra* time of the "
+                 "compiled first call over the eager one.")
+    return t("break-even = (cost of the compiles) / (eager seconds per step - compiled seconds per step); each compile "
+             "costs (first call compiled - first call eager), from compile_results['mid'] of this run.")

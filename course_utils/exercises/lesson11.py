@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..i18n import t
 from .core import close, exercise
 
 # --- 11.held_bytes ----------------------------------------------------------------------------
@@ -35,20 +36,21 @@ def _held_bytes(answer: Any, *, n_params: int, measured: dict, **context: Any) -
         try:
             value = float(answer(n_params, stage, world))
         except Exception as exc:  # the student's code raising is a wrong answer, with its reason
-            return f"your function raised {type(exc).__name__}: {exc} for stage {stage}, world {world}"
+            return t("your function raised {name}: {exc} for stage {stage}, world {world}",
+                     name=type(exc).__name__, exc=exc, stage=stage, world=world)
         if not close(value, got, rel=0.01):
             wrong.append((world, stage, value, got))
     if not wrong:
         return None
     world, stage, value, got = wrong[0]
     if stage == 2 and close(value, _zero_formula(n_params, 2, world), rel=0.01):
-        return ("that is lesson 05's ZeRO-2 column, which describes the peak; between steps FSDP2 has resharded "
-                "every unit after its backward, so what does a ZeRO-2 rank hold of the weights then?")
+        return t("that is lesson 05's ZeRO-2 column, which describes the peak; between steps FSDP2 has resharded "
+                 "every unit after its backward, so what does a ZeRO-2 rank hold of the weights then?")
     if stage == 1:
-        return "ZeRO-1 shards only the optimizer state (8 of Adam's 16 bytes per parameter); weights and gradients stay whole."
-    return (f"for stage {stage} on {world} rank(s) this run measured {got:,.0f} bytes per rank and your function says "
-            f"{value:,.0f}: count 4 bytes of weights, 4 of gradients and 8 of Adam's state per parameter, and divide "
-            "by the world size only what that stage shards.")
+        return t("ZeRO-1 shards only the optimizer state (8 of Adam's 16 bytes per parameter); weights and gradients stay whole.")
+    return t("for stage {stage} on {world} rank(s) this run measured {got:,.0f} bytes per rank and your function says "
+             "{value:,.0f}: count 4 bytes of weights, 4 of gradients and 8 of Adam's state per parameter, and divide "
+             "by the world size only what that stage shards.", stage=stage, world=world, got=got, value=value)
 
 
 # --- 11.ring_ratio ----------------------------------------------------------------------------
@@ -68,12 +70,12 @@ def _ring_ratio(answer: Any, *, ag_bytes: float, rs_bytes: float, ar_bytes: floa
     if close(answer, truth, rel=0.01):
         return None
     if close(answer, (ag_bytes + rs_bytes) / ar_bytes, rel=0.01):
-        return ("that is the ratio of the tensors' sizes; on a ring an all-reduce sends 2(N-1)/N of its tensor per "
-                "rank, an all-gather or a reduce-scatter (N-1)/N: weigh each kind before dividing.")
+        return t("that is the ratio of the tensors' sizes; on a ring an all-reduce sends 2(N-1)/N of its tensor per "
+                 "rank, an all-gather or a reduce-scatter (N-1)/N: weigh each kind before dividing.")
     if close(answer, (ag_bytes * (world - 1) / world + rs_bytes * 2 * (world - 1) / world)
              / (ar_bytes * 2 * (world - 1) / world), rel=0.01):
-        return "that is what gloo ran (its reduce-scatter is an all-reduce); the question asks for a real reduce-scatter."
-    return "add the all-gathers' and the reduce-scatter's wire bytes, (N-1)/N of each tensor, and divide by DDP's all-reduce's."
+        return t("that is what gloo ran (its reduce-scatter is an all-reduce); the question asks for a real reduce-scatter.")
+    return t("add the all-gathers' and the reduce-scatter's wire bytes, (N-1)/N of each tensor, and divide by DDP's all-reduce's.")
 
 
 # --- 11.smallest_world ------------------------------------------------------------------------
@@ -90,11 +92,11 @@ WORLD_EXAMPLE = {"n_params": 526_336, "budget_bytes": 0.25 * 16 * 526_336}
 def _smallest_world(answer: Any, *, n_params: int, budget_bytes: float, **context: Any) -> str | None:
     truth = _smallest(n_params, budget_bytes)
     if isinstance(answer, bool) or not isinstance(answer, int):
-        return "answer with a whole number of ranks (an int)."
+        return t("answer with a whole number of ranks (an int).")
     if answer == truth:
         return None
     if answer == truth - 1:
-        return "with that many ranks each one still holds a little more than the card: round up, not down."
+        return t("with that many ranks each one still holds a little more than the card: round up, not down.")
     if answer < truth:
-        return "too few: ZeRO-3 divides all 16 bytes per parameter by N; find the N that brings 16 x parameters / N under the card."
-    return "more than needed: a smaller world size already brings 16 x parameters / N under the card."
+        return t("too few: ZeRO-3 divides all 16 bytes per parameter by N; find the N that brings 16 x parameters / N under the card.")
+    return t("more than needed: a smaller world size already brings 16 x parameters / N under the card.")
