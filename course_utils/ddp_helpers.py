@@ -22,6 +22,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
+from .i18n import t as tr  # (t is a time in this module)
 from torch.utils.data import DistributedSampler, TensorDataset
 
 ENV_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -154,9 +155,9 @@ def bench(args: argparse.Namespace, device: torch.device) -> list[dict]:
                         "comm_share": max(0.0, (t - t_compute) / t), "steps": int(steps.item()),
                         "grad_mb": sum(p.numel() for p in model.parameters()) * 4 / 2**20, "buckets": layout,
                         "step_s_repeats": with_comm})  # every repeat, for the spread of a verdict
-        log(f"bench: {world} x {args.bench_batch} samples per step, {threads} thread(s) per process: "
-            f"{t * 1e3:.1f} ms/step ({t_compute * 1e3:.1f} ms without all-reduce), "
-            f"{results[-1]['samples_per_s']:.0f} samples/s")
+        log(tr("bench: {world} x {batch} samples per step, {threads} thread(s) per process: {ms:.1f} ms/step "
+               "({compute_ms:.1f} ms without all-reduce), {rate:.0f} samples/s", world=world, batch=args.bench_batch,
+               threads=threads, ms=t * 1e3, compute_ms=t_compute * 1e3, rate=results[-1]["samples_per_s"]))
     if dist.get_rank() == 0 and args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
         (Path(args.out) / "bench.json").write_text(json.dumps(results, indent=1))

@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 
 import torch
 
+from .i18n import t
 from .timing import time_once
 
 
@@ -55,12 +56,12 @@ class Saving:
         return self.rounds == 1 or not (self.low <= 0 <= self.high)
 
     def verdict(self) -> str:
-        spread = (f"middle half of {self.rounds} rounds {self.low:+.0%} to {self.high:+.0%}" if self.rounds > 1
-                  else "one round: no spread measured")
+        spread = (t("middle half of {rounds} rounds {low:+.0%} to {high:+.0%}", rounds=self.rounds, low=self.low,
+                    high=self.high) if self.rounds > 1 else t("one round: no spread measured"))
         if not self.conclusive:
-            return f"too small to tell on this run ({spread})"
-        return (f"saved {self.median:.0%} of the step ({spread})" if self.median > 0
-                else f"cost {-self.median:.0%} more ({spread})")
+            return t("too small to tell on this run ({spread})", spread=spread)
+        return (t("saved {share:.0%} of the step ({spread})", share=self.median, spread=spread) if self.median > 0
+                else t("cost {share:.0%} more ({spread})", share=-self.median, spread=spread))
 
 
 def savings(rounds: dict[str, list[float]]) -> dict[str, Saving]:
@@ -100,10 +101,10 @@ def compile_reference_line() -> str:
         ref = load_reference(name)
         if "compile.iris_speedup" in ref and "compile.mid_speedup" in ref:
             first = ref.get("compile.iris_first_call_s")
-            parts.append(f"card {name}: compiled steps ran at {ref['compile.iris_speedup'].value:.2f}x (iris) and "
-                         f"{ref['compile.mid_speedup'].value:.2f}x (a mid-sized MLP) the eager speed"
-                         + (f", after {first.value:.1f} s of compiling iris" if first else ""))
-    return "; ".join(parts) or "no results card has these figures yet"
+            parts.append(t("card {name}: compiled steps ran at {iris:.2f}x (iris) and {mid:.2f}x (a mid-sized MLP) the "
+                           "eager speed", name=name, iris=ref["compile.iris_speedup"].value, mid=ref["compile.mid_speedup"].value)
+                         + (t(", after {seconds:.1f} s of compiling iris", seconds=first.value) if first else ""))
+    return t("; ").join(parts) or t("no results card has these figures yet")
 
 
 def compile_reference_verdict() -> str:
@@ -113,9 +114,9 @@ def compile_reference_verdict() -> str:
     speedups = [load_reference(n)[k].value for n in available_references() for k in ("compile.iris_speedup", "compile.mid_speedup")
                 if k in load_reference(n)]
     if not speedups:
-        return "not measured yet: run the deeper notebook"
+        return t("not measured yet: run the deeper notebook")
     if max(speedups) < 1:
-        return "does not hold for these small models: compiled steps were slower, and compiling costs seconds"
+        return t("does not hold for these small models: compiled steps were slower, and compiling costs seconds")
     if min(speedups) >= 1:
-        return "holds for these models, once the compile time is paid back"
-    return "depends on the model: faster for some, slower for others"
+        return t("holds for these models, once the compile time is paid back")
+    return t("depends on the model: faster for some, slower for others")

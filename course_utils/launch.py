@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from course_utils.i18n import t
 from course_utils.supervise import (GUARD_GRACE_S, _alive, _descendants, _Job, _kill_all_live, _pump,  # noqa: F401
                                     process_alive)
 from course_utils.torchrun import (IS_WINDOWS, LOOPBACK, REPO, _loopback_job, _nproc_of, check_gpus,  # noqa: F401
@@ -207,16 +208,16 @@ class FoldedLog:
     def __repr__(self) -> str:
         n = len(self.lines)
         if n <= self.head + self.tail + 1:
-            return "\n".join([f"{self.title} ({n} lines):", *self.lines])
+            return "\n".join([t("{title} ({n} lines):", title=self.title, n=n), *self.lines])
         left_out = n - self.head - self.tail
-        return "\n".join([f"{self.title} ({n} lines; {left_out} left out here):", *self.lines[:self.head],
-                          f"... {left_out} more lines ...", *self.lines[-self.tail:]])
+        return "\n".join([t("{title} ({n} lines; {left_out} left out here):", title=self.title, n=n, left_out=left_out),
+                          *self.lines[:self.head], t("... {left_out} more lines ...", left_out=left_out), *self.lines[-self.tail:]])
 
     def _repr_html_(self) -> str:
         import html
 
         body = html.escape("\n".join(self.lines))
-        return (f"<details><summary>{html.escape(self.title)} ({len(self.lines)} lines): click to open</summary>"
+        return (f"<details><summary>{html.escape(t('{title} ({n} lines): click to open', title=self.title, n=len(self.lines)))}</summary>"
                 f"<pre style='font-size: 85%; max-height: 30em; overflow: auto'>{body}</pre></details>")
 
 

@@ -132,7 +132,7 @@ def compare(keys: list[str] | None = None, references: tuple[str, ...] | None = 
     on_gpu = [n for n in names if cards[n].get("environment", {}).get("gpus")]
     stand_in = {k: published.figures(k) for k in keys if not any(k in refs[n] for n in on_gpu)}
     pub_devices = sorted({f.device for figs in stand_in.values() for f in figs})
-    header = ["result", "unit", "this machine", *names, *(f"{d} (published)" for d in pub_devices)]
+    header = [t("result"), t("unit"), t("this machine"), *names, *(t("{device} (published)", device=d) for d in pub_devices)]
     rows = []
     for k in keys:
         mine = _recorded.get(k)
@@ -143,9 +143,10 @@ def compare(keys: list[str] | None = None, references: tuple[str, ...] | None = 
     lines = [f"{n}: {cards[n]['device']}, torch {cards[n]['environment'].get('torch')}, {cards[n]['created'][:10]}"
              for n in names]
     sources = sorted({f.source for figs in stand_in.values() for f in figs})
-    lines += [f"published, not measured by the course: {s}" for s in sources]
-    fold = (f"This machine vs {', '.join(names + [f'{d} (published)' for d in pub_devices]) or 'no reference'}: "
-            f"{len(rows)} figure{'' if len(rows) == 1 else 's'} (click to open)")
+    lines += [t("published, not measured by the course: {source}", source=s) for s in sources]
+    against = ", ".join(names + [t("{device} (published)", device=d) for d in pub_devices]) or t("no reference")
+    fold = (t("This machine vs {against}: 1 figure (click to open)", against=against) if len(rows) == 1 else
+            t("This machine vs {against}: {n} figures (click to open)", against=against, n=len(rows)))
     return Table(header, rows, note="\n".join(lines) or None, fold=fold)
 
 
@@ -218,4 +219,4 @@ def missing_gpu_line(figures: list[str], device: "object | None" = None) -> None
              if cards else t("No GPU results card is shipped yet"))
     print(t("No GPU here, so this run does not measure: {figures}. {shown}. "
             "To measure them, run this lesson on a GPU (Colab or Kaggle: Runtime > change runtime type > GPU) "
-            "and save a results card (docs/contributing-results.md).", figures="; ".join(figures), shown=shown))
+            "and save a results card (docs/contributing-results.md).", figures=t("; ").join(figures), shown=shown))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from .i18n import t
 from .ledger import gpu_card_results, record
 
 _KEY = re.compile(r"^tensors\.mm_gflops_(?P<kind>[a-z]+)_(?P<n>\d+)$")
@@ -64,7 +65,8 @@ def mm_claim(cpu: dict[int, float], gpu_curves: dict[str, dict[int, float]]) -> 
     The verdict follows the numbers: the claim is checked at the smallest and the largest size that
     the CPU and each GPU both timed; without any GPU figure it says so instead of guessing."""
     small, big = min(cpu), max(cpu)
-    measured = f"CPU: {cpu[small]:.3g} GFLOP/s at n={small}, {cpu[big]:.3g} at n={big}"
+    measured = t("CPU: {small_rate:.3g} GFLOP/s at n={small}, {big_rate:.3g} at n={big}", small_rate=cpu[small],
+                 small=small, big_rate=cpu[big], big=big)
     ratios, parts = [], []
     for label, curve in gpu_curves.items():
         common = sorted(set(curve) & set(cpu))
@@ -72,13 +74,15 @@ def mm_claim(cpu: dict[int, float], gpu_curves: dict[str, dict[int, float]]) -> 
             continue
         lo, hi = common[0], common[-1]
         ratios.append((curve[lo] / cpu[lo], curve[hi] / cpu[hi]))
-        parts.append(f"{label}: {ratios[-1][0]:.2g}x the CPU at n={lo}, {ratios[-1][1]:.3g}x at n={hi}")
+        parts.append(t("{label}: {low:.2g}x the CPU at n={lo}, {high:.3g}x at n={hi}", label=label, low=ratios[-1][0],
+                       lo=lo, high=ratios[-1][1], hi=hi))
     if not ratios:
-        return measured + "; no GPU figure here", "not checked here: no GPU in this run and no GPU results card"
-    measured += "; " + "; ".join(parts)
+        return (measured + t("; no GPU figure here"),
+                t("not checked here: no GPU in this run and no GPU results card"))
+    measured += t("; ") + t("; ").join(parts)
     if all(hi >= 10 for _, hi in ratios):
-        verdict = ("right for large products only: at the smallest size fixed costs dominate"
-                   if any(lo < 10 for lo, _ in ratios) else "right at every size compared")
+        verdict = (t("right for large products only: at the smallest size fixed costs dominate")
+                   if any(lo < 10 for lo, _ in ratios) else t("right at every size compared"))
     else:
-        verdict = "not in these figures: a GPU was under 10x the CPU even at the largest size compared"
+        verdict = t("not in these figures: a GPU was under 10x the CPU even at the largest size compared")
     return measured, verdict

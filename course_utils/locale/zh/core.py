@@ -84,4 +84,48 @@ MESSAGES = {
         "Runtime > change runtime type > GPU），并保存一张结果卡（docs/contributing-results.md）。",
     "The table at the end shows them from the GPU results card(s) {cards}": "本课末尾的表格给出 GPU 结果卡 {cards} 中的这些数字",
     "No GPU results card is shipped yet": "课程还没有附带 GPU 结果卡",
+    "; ": "；",
+    "result": "结果",
+    "unit": "单位",
+    "this machine": "本机",
+    "{device} (published)": "{device}（公开数据）",
+    "no reference": "没有参考结果",
+    "published, not measured by the course: {source}": "公开数据，不是课程测得的：{source}",
+    "This machine vs {against}: 1 figure (click to open)": "本机对比 {against}：1 个数字（点击展开）",
+    "This machine vs {against}: {n} figures (click to open)": "本机对比 {against}：{n} 个数字（点击展开）",
+    # fixbyfix.py (lesson 10)
+    "middle half of {rounds} rounds {low:+.0%} to {high:+.0%}": "{rounds} 轮的中间一半在 {low:+.0%} 到 {high:+.0%} 之间",
+    "one round: no spread measured": "只有一轮：没有测到波动",
+    "too small to tell on this run ({spread})": "本次运行中差别太小，无法判断（{spread}）",
+    "saved {share:.0%} of the step ({spread})": "每步节省 {share:.0%}（{spread}）",
+    "cost {share:.0%} more ({spread})": "每步多花 {share:.0%}（{spread}）",
+    "card {name}: compiled steps ran at {iris:.2f}x (iris) and {mid:.2f}x (a mid-sized MLP) the eager speed":
+        "结果卡 {name}：编译后每步的速度是 eager 的 {iris:.2f}x（iris）和 {mid:.2f}x（中等大小的 MLP）",
+    ", after {seconds:.1f} s of compiling iris": "，此前编译 iris 用了 {seconds:.1f} s",
+    "no results card has these figures yet": "还没有结果卡含有这些数字",
+    "not measured yet: run the deeper notebook": "尚未测量：请运行深入篇（英文）",
+    "does not hold for these small models: compiled steps were slower, and compiling costs seconds":
+        "对这些小模型不成立：编译后的每一步更慢，而且编译本身要花好几秒",
+    "holds for these models, once the compile time is paid back": "对这些模型成立，前提是编译时间已经赚回来",
+    "depends on the model: faster for some, slower for others": "取决于模型：有的更快，有的更慢",
+    # ddp_helpers.py (lesson 09's workers)
+    "bench: {world} x {batch} samples per step, {threads} thread(s) per process: {ms:.1f} ms/step "
+    "({compute_ms:.1f} ms without all-reduce), {rate:.0f} samples/s":
+        "基准：每步 {world} x {batch} 个样本，每个进程 {threads} 个线程：{ms:.1f} ms/步"
+        "（不做全规约时 {compute_ms:.1f} ms），{rate:.0f} 样本/s",
+    # launch.py (folded logs)
+    "{title} ({n} lines):": "{title}（{n} 行）：",
+    "{title} ({n} lines; {left_out} left out here):": "{title}（{n} 行；这里省略 {left_out} 行）：",
+    "... {left_out} more lines ...": "……还有 {left_out} 行……",
+    "{title} ({n} lines): click to open": "{title}（{n} 行）：点击展开",
+    # mm_sweep.py (lesson 01's claims table)
+    "CPU: {small_rate:.3g} GFLOP/s at n={small}, {big_rate:.3g} at n={big}":
+        "CPU：n={small} 时 {small_rate:.3g} GFLOP/s，n={big} 时 {big_rate:.3g}",
+    "{label}: {low:.2g}x the CPU at n={lo}, {high:.3g}x at n={hi}": "{label}：n={lo} 时是 CPU 的 {low:.2g}x，n={hi} 时 {high:.3g}x",
+    "; no GPU figure here": "；这里没有 GPU 数字",
+    "not checked here: no GPU in this run and no GPU results card": "这里无法检验：本次运行没有 GPU，也没有 GPU 结果卡",
+    "right for large products only: at the smallest size fixed costs dominate": "只对大矩阵乘法成立：在最小的尺寸上，固定开销占主导",
+    "right at every size compared": "在比较的每个尺寸上都成立",
+    "not in these figures: a GPU was under 10x the CPU even at the largest size compared":
+        "这些数字不支持：即使在比较的最大尺寸上，GPU 也不到 CPU 的 10x",
 }
