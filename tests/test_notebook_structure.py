@@ -8,10 +8,11 @@ import pytest
 
 from conftest import every_notebook, lesson_notebooks
 
-from course_utils.paths import notebook_key
+from course_utils.paths import notebook_key, zh_notebooks
 
 CORES = lesson_notebooks()
 NOTEBOOKS = every_notebook()  # cores, then notebooks/deeper/
+CHINESE = zh_notebooks()  # notebooks/zh/: the cores' cells translated (tests/test_zh.py holds them to their English)
 FORBIDDEN = {
     r"\.cuda\(\)": "hard-coded .cuda(): use .to(device)",
     r"torch\.cuda\.amp\.": "deprecated torch.cuda.amp: use torch.autocast / torch.amp.GradScaler('cuda')",
@@ -55,7 +56,7 @@ def test_lesson_conventions(path):
         assert not re.search(pattern, source), why
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=notebook_key)
+@pytest.mark.parametrize("path", NOTEBOOKS + CHINESE, ids=notebook_key)
 def test_stored_outputs_are_a_clean_reference_run(path):
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -97,7 +98,7 @@ def test_lesson_has_the_common_shape(path):
         f"the last two sections are Summary and Exercises, got {headings[-2:]}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=notebook_key)
+@pytest.mark.parametrize("path", NOTEBOOKS + CHINESE, ids=notebook_key)
 def test_papermill_can_read_every_parameter(path):
     """papermill skips a parameter whose comment holds '=' (then `make run -p NAME=…` calls it unknown)."""
     from papermill.inspection import _infer_parameters

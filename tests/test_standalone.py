@@ -33,10 +33,10 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from course_utils.paths import all_notebooks, core_notebooks, notebook_key  # noqa: E402
+from course_utils.paths import all_notebooks, core_notebooks, notebook_key, zh_notebooks  # noqa: E402
 
 LESSONS = core_notebooks(REPO / "notebooks")
-EVERY = all_notebooks(REPO / "notebooks")  # cores, then their deeper notebooks
+EVERY = all_notebooks(REPO / "notebooks") + zh_notebooks(REPO / "notebooks")  # cores, deeper, Chinese cores
 LINK = re.compile(r"https://(?:colab\.research\.google\.com/github/|kaggle\.com/kernels/welcome\?src=https://github\.com/)"
                   r"([^/\s)]+)/([^/\s)]+)/blob/([^/\s)]+)/")
 
@@ -362,7 +362,7 @@ def _strict(client, index: int, on: bool) -> None:
     client.nb.cells[index] = cell
 
 
-def _run_lesson(path: Path, folder: Path, env: dict):
+def _run_lesson(path: Path, folder: Path, env: dict, bite: bool = True):
     """Execute the lesson, alone in ``folder``, at its default size, in the fresh venv's kernel, cell by
     cell, as ``make outputs`` stored it (no parameters injected), and compare every cell with its
     stored outputs as strict nbval does. Exercise checks are strict (``COURSE_STRICT_CHECKS=1``): each
@@ -370,7 +370,9 @@ def _run_lesson(path: Path, folder: Path, env: dict):
     compared with its stored outputs, then again with them on, where it must fail with
     ``ExerciseNotPassed`` (the check bites); then its marked solution runs in the same kernel and must
     pass. The cells run are those of ``solutions/<lesson>.ipynb`` (``test_exercises`` checks that file
-    is generated from the lesson), plus the templates. Returns (executed notebook, ledger dict, indices
+    is generated from the lesson), plus the templates. ``bite=False`` (a Chinese lesson, whose code and
+    solutions are the English lesson's): the templates run with strict checks off and are compared, and
+    neither the strict run nor the solution runs again. Returns (executed notebook, ledger dict, indices
     of the exercises that bit, the cells whose outputs differ from the stored ones, what the kernel
     process wrote to its own stdout and stderr)."""
     from nbclient import NotebookClient
@@ -400,7 +402,7 @@ def _run_lesson(path: Path, folder: Path, env: dict):
             report = outputs.differ(stored.cells[index], cell)
             if report:
                 differ[index] = report
-            if solution is None:
+            if solution is None or not bite:
                 continue
             _strict(client, index, on=True)
             with pytest.raises(CellExecutionError) as failed:
@@ -425,9 +427,12 @@ def test_each_lesson_alone_from_the_wheel_shows_its_stored_outputs_and_its_check
     shipped CPU reference, writes nothing outside the notebook, leaves torch as it was and makes no
     build/ folder beside itself. (`make nbval` runs nbval itself on notebooks/, in this venv.)
     A deeper notebook (notebooks/deeper/) is run the same way; it need not have exercises or a
-    references table, and its expected results are in tests/expected/deeper/."""
+    references table, and its expected results are in tests/expected/deeper/. A Chinese lesson
+    (notebooks/zh/) runs the same way and records what its English lesson must record; its exercises'
+    strict runs and solutions are its English lesson's (tools/zh.py: the same code), so they run there."""
     deeper = path.parent.name == "deeper"
-    expected_file = REPO / "tests" / "expected" / f"{notebook_key(path)}.json"
+    chinese = path.parent.name == "zh"
+    expected_file = REPO / "tests" / "expected" / f"{path.stem if chinese else notebook_key(path)}.json"
     assert expected_file.exists(), f"{expected_file} must list the results {path.stem} records"
     required = json.loads(expected_file.read_text())["required"]
     assert required, "a lesson must record at least one result"
@@ -436,7 +441,7 @@ def test_each_lesson_alone_from_the_wheel_shows_its_stored_outputs_and_its_check
     shutil.copy(path, folder / path.name)
     monkeypatch.setenv("JUPYTER_PATH", fresh.env["JUPYTER_PATH"])  # where the client finds the 'fresh' kernel spec
     t = time.perf_counter()
-    out, results, bit, differ, kernel_said = _run_lesson(path, folder, fresh.env)
+    out, results, bit, differ, kernel_said = _run_lesson(path, folder, fresh.env, bite=not chinese)
     nbformat.write(out, folder / f"{path.stem}.executed.ipynb")  # to read when a check below fails
     print(f"\nwheel test: {path.stem} in {time.perf_counter() - t:.0f} s")
     assert not differ, f"{path.stem}: {len(differ)} cell(s) differ from the stored outputs " \
@@ -448,7 +453,7 @@ def test_each_lesson_alone_from_the_wheel_shows_its_stored_outputs_and_its_check
     stray = TORCH_EXIT_NOISE.sub("", kernel_said).strip()
     assert not stray, f"{path.stem}: the kernel process wrote outside the notebook:\n{stray[-2000:]}"
 
-    assert deeper or len(bit) >= 3, f"{path.stem}: only {len(bit)} checked exercises bit in strict mode"
+    assert deeper or chinese or len(bit) >= 3, f"{path.stem}: only {len(bit)} checked exercises bit in strict mode"
     missing = sorted(set(required) - set(results))
     assert not missing, f"{path.stem} did not record {missing}"
     for key, (low, high) in required.items():
@@ -463,7 +468,7 @@ def test_each_lesson_alone_from_the_wheel_shows_its_stored_outputs_and_its_check
     assert where.startswith(str(fresh.root / "venv")), f"course-utils is installed at {where}, not in the fresh venv"
     assert now == fresh.torch_version, f"installing the course changed torch: {fresh.torch_version} -> {now}"
     assert not (folder / "build").exists(), f"{path.stem} wrote outside its scratch folder"
-    heading = next((i for i, c in enumerate(out.cells) if "This machine vs the references" in c.source), None)
+    heading = next((i for i, c in enumerate(out.cells) if any(h in c.source for h in standalone.COMPARE_HEADINGS)), None)
     if deeper and heading is None:
         return
     cell = next(c for c in out.cells[heading:] if c.cell_type == "code" and "compare(" in c.source)

@@ -197,7 +197,7 @@ def shown_cell(cell, item: dict):
         html = out.get("data", {}).get("text/html")
         if html is not None:
             html = re.sub(r"<details(?![^>]*\bopen)", "<details open", "".join(html))
-            out["data"]["text/html"] = re.sub(r"(?: \(click to open\)|: click to open)(?=</summary>)", "", html)
+            out["data"]["text/html"] = re.sub(r"(?: \(click to open\)|: click to open|（点击展开）|：点击展开)(?=</summary>)", "", html)
     cell.outputs = picked
     return cell
 
@@ -324,10 +324,10 @@ def problems(nb, spec: dict, name: str = "") -> list[str]:
             found.append(f"skip names {head!r}, which is no section heading of the lesson")
     stamp, now = spec.get("stamp") or {}, section_hashes(nb)
     for head, digest in now.items():
-        if stamp.get(head) != digest:
+        if str(stamp.get(head)) != digest:  # (a stamp written before digests were quoted: 9290476070 reads as a number)
             which = drawn_on.get(head) or []
             found.append(f"stale: section {heads[head]['title']!r} changed since its slides {which or '(none)'} were "
-                         f"reviewed: check them, then run `python tools/slides.py --stamp {name[:2]}`")
+                         f"reviewed: check them, then run `python tools/slides.py --stamp {name[:5] if name.startswith('zh/') else name[:2]}`")
     return [f"{name}: {p}" for p in found] if name else found
 
 
@@ -364,7 +364,7 @@ def stamp(lesson: Path, nb) -> bool:
     heads, hashes = sections(nb), section_hashes(nb)
     english = english_lesson(lesson)
     block = STAMP_HEADER + "stamp:\n" + "".join(
-        f"  {_key(head)}: {digest}   # {heads[head]['title'][:60]}\n"
+        f"  {_key(head)}: {_key(digest)}   # {heads[head]['title'][:60]}\n"
         for head, digest in hashes.items()) + (
         f"translates: {translation_hash(load(english))}   # the English deck this translates\n" if english else "")
     old = re.search(re.escape(STAMP_HEADER) + "|^stamp:", text, re.M)  # the block is always last
@@ -376,7 +376,7 @@ def stamp(lesson: Path, nb) -> bool:
 
 
 def _key(cell_id: str) -> str:
-    """A cell id as a YAML key that stays a string (ids such as ``12345678`` or ``1e100000`` would not)."""
+    """A cell id or a digest as YAML that stays a string (``12345678`` or ``1e100000`` would not)."""
     return f'"{cell_id}"'
 
 

@@ -107,7 +107,7 @@ def code_difference(en: str, zh: str) -> str | None:
 # --- markdown: what a translation keeps -----------------------------------------------------------
 
 FENCE = re.compile(r"```.*?```", re.S)
-SPAN = re.compile(r"`[^`\n]+`")
+SPAN = re.compile(r"`[^`]+`")  # a code span may wrap onto the next line
 LINK = re.compile(r"\]\(([^)\s]+)\)|href=\"([^\"]+)\"")
 NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 TAG = re.compile(r"<[^>]+>")
@@ -146,7 +146,10 @@ def _target(link: str, folder: str) -> str:
 def markdown_problems(en: str, zh: str) -> list[str]:
     """What a translated markdown cell lost or kept of the English that it must not have."""
     out = []
-    spans = set(SPAN.findall(FENCE.sub(" ", en))) - set(SPAN.findall(FENCE.sub(" ", zh)))
+    def spans_of(text: str) -> set[str]:
+        return {" ".join(m.split()) for m in SPAN.findall(FENCE.sub(" ", text))}
+
+    spans = spans_of(en) - spans_of(zh)
     if spans:
         out.append(f"drops the code span(s) {', '.join(sorted(spans))}")
     if FENCE.findall(en) != FENCE.findall(zh) and [code_shape(_fenced(b)) for b in FENCE.findall(en)] != \
