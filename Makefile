@@ -108,7 +108,7 @@ ifeq ($(origin JUPYTER_TOKEN),command line)
   $(warning JUPYTER_TOKEN given as a make argument is visible to every user in `ps`; use JUPYTER_TOKEN=... make lab)
 endif
 
-.PHONY: help setup web lab test test-fast run reference nbval outputs slides site clean FORCE
+.PHONY: help setup web lab test test-fast test-zh run reference nbval outputs slides site clean FORCE
 FORCE:
 
 help:
@@ -118,6 +118,7 @@ help:
 	@echo "make test       set up .venv and run all tests: course_utils, each lesson alone from the wheel vs its stored outputs, browser"
 	@echo "make nbval      nbval itself on notebooks/ (strict: every cell's output vs the stored one) [NOTEBOOKS='02 03']"
 	@echo "make test-fast  unit tests only (no lesson runs, no process launches): the inner loop, under a minute"
+	@echo "make test-zh    every Chinese lesson (notebooks/zh/) alone from the wheel vs its stored outputs"
 	@echo "make run        run every notebook headless into build/run/ [DEVICE=auto|cpu|cuda|mps] [SMOKE=1] [RESULTS=name]"
 	@echo "                [NOTEBOOKS='02 03'] [PARAMS='EPOCHS=2000 READ_EVERY=100'] (an unknown parameter name is an error)"
 	@echo "make outputs    re-execute the notebooks in place (the stored outputs nbval compares against), regenerate solutions/"
@@ -171,6 +172,12 @@ TEST_WORKERS ?= 2
 # size, every cell compared with its stored outputs by nbval's comparison (tests/test_standalone.py).
 test: $(STAMP) $(if $(shell command -v npm 2>/dev/null),$(WEB_STAMP))
 	env -u MPLBACKEND $(PY) -m pytest tests -p no:cacheprovider --durations=12 \
+		$(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
+
+# Every Chinese lesson (notebooks/zh/) alone from the wheel, compared with its stored outputs, as `make test`
+# does for the English ones (make test runs zh/00 live and checks the others' stored outputs against the English).
+test-zh: $(STAMP)
+	COURSE_ZH_LIVE=all env -u MPLBACKEND $(PY) -m pytest tests/test_standalone.py tests/test_zh.py -k "zh" -p no:cacheprovider \
 		$(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
 
 # nbval itself on notebooks/, in this venv (tools/gpu_run.sh runs the same on CUDA). [NOTEBOOKS='02 03']

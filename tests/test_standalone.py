@@ -36,7 +36,15 @@ except ModuleNotFoundError:  # Python 3.10
 from course_utils.paths import all_notebooks, core_notebooks, notebook_key, zh_notebooks  # noqa: E402
 
 LESSONS = core_notebooks(REPO / "notebooks")
-EVERY = all_notebooks(REPO / "notebooks") + zh_notebooks(REPO / "notebooks")  # cores, deeper, Chinese cores
+# The Chinese lessons run the English lessons' code (tools/zh.py compares them statement by statement), and
+# their stored outputs must agree with the English ones (tests/test_zh.py), which all run live here. Live
+# too, in `make test`: the Chinese lessons named in COURSE_ZH_LIVE (default 00: its install cell, exercise
+# feedback, predictions, compare table and missing-GPU line are every kind of message course_utils
+# translates). All twelve ran live on the CI machine in 200 s of worker time, which the 480 s budget does
+# not hold; `make test-zh` runs all of them (COURSE_ZH_LIVE=all).
+_ZH_LIVE = os.environ.get("COURSE_ZH_LIVE", "00").split()
+CHINESE = [p for p in zh_notebooks(REPO / "notebooks") if "all" in _ZH_LIVE or p.name[:2] in _ZH_LIVE]
+EVERY = all_notebooks(REPO / "notebooks") + CHINESE  # cores, deeper, Chinese cores
 LINK = re.compile(r"https://(?:colab\.research\.google\.com/github/|kaggle\.com/kernels/welcome\?src=https://github\.com/)"
                   r"([^/\s)]+)/([^/\s)]+)/blob/([^/\s)]+)/")
 

@@ -102,3 +102,51 @@ def test_markdown_keeps_code_links_and_numbers_and_no_english_sentence():
     assert any("links differ" in p for p in zh.markdown_problems(en, good.replace("../glossary.md#kernel", "glossary.md#kernel")))
     assert any("keeps an English sentence" in p for p in zh.markdown_problems(en, good + " This sentence was left in English."))
     assert any("does not say it is English" in p for p in zh.markdown_problems(en, good.replace("（英文）", "")))
+
+
+# One Chinese term per concept (notebooks/glossary.md): renderings a translator might reach for, and the
+# glossary's term to use instead. A variant found here is a second name for the concept.
+VARIANTS = {"批次": "小批量 (batch)", "热身": "预热 (warm-up)", "自动求导": "自动微分 (autograd)",
+            "纪元": "迭代周期 (epoch)", "秩": "rank · 进程编号", "固定内存": "锁页内存 (pinned memory)",
+            "页锁定内存": "锁页内存 (pinned memory)", "工作线程": "工作进程 (a DataLoader worker is a process)",
+            "显卡内存": "显存 (VRAM)", "视频内存": "显存 (VRAM)", "核函数启动": "内核启动 (kernel launch)",
+            "同步化": "同步 (sync)", "吞吐率": "吞吐量 (throughput)", "分析器": "性能分析器 (profiler)"}
+
+
+def _chinese_texts():
+    for path in zh_notebooks(REPO / "notebooks"):
+        for cell in nbformat.read(path, as_version=4).cells:
+            yield f"{path.stem} cell {cell.id}", cell.source
+    for path in sorted((REPO / "notebooks" / "zh" / "decks").glob("*.yaml")):
+        yield path.name, path.read_text(encoding="utf-8")
+    for path in sorted((REPO / "course_utils" / "locale" / "zh").glob("*.py")):
+        yield path.name, path.read_text(encoding="utf-8")
+
+
+def test_the_chinese_uses_the_glossarys_term_for_each_concept():
+    glossary = (REPO / "notebooks" / "glossary.md").read_text(encoding="utf-8")
+    for variant, term in VARIANTS.items():
+        assert variant not in glossary or variant in term, f"the glossary itself says {variant}"
+    found = [f"{where}: {variant!r}, the glossary says {term}" for where, text in _chinese_texts()
+             for variant, term in VARIANTS.items() if variant in text.replace("性能分析器", "")]
+    assert not found, "\n".join(found[:20])
+
+
+def test_stored_outputs_that_are_not_the_english_run_are_named(lesson):
+    """A Chinese lesson stored from another run than its English lesson: a number gone from a compared cell,
+    or a figure missing."""
+    assert zh.output_problems(lesson) == []
+    zpath = lesson.parent / "zh" / lesson.name
+    nb = nbformat.read(zpath, as_version=4)
+    english = {c.id: c for c in nbformat.read(lesson, as_version=4).cells}
+    compared = next(c for c in nb.cells if c.cell_type == "code" and c.outputs and c.id != "course-install"
+                    and "nbval-ignore-output" not in english[c.id].metadata.get("tags", [])
+                    and any(o.output_type == "stream" and any(ch.isdigit() for ch in o.text) for o in c.outputs))
+    stream = next(o for o in compared.outputs if o.output_type == "stream" and any(ch.isdigit() for ch in o.text))
+    stream.text = "".join("9" if ch.isdigit() else ch for ch in stream.text)  # every digit changed
+    figure = next(c for c in nb.cells if any("image/png" in o.get("data", {}) for o in c.get("outputs", [])))
+    figure.outputs = [o for o in figure.outputs if "image/png" not in o.get("data", {})]
+    nbformat.write(nb, zpath)
+    found = zh.output_problems(lesson)
+    assert any(f"cell {compared.id}: its stored outputs lack numbers" in p for p in found), found
+    assert any(f"cell {figure.id}: its stored outputs are" in p for p in found), found

@@ -161,7 +161,7 @@ def machines_html() -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Machines: every results card</title>
 <style>{STYLE}</style></head><body>
-{slides.switch("zh/index.html", False)}
+{_switch("zh/index.html", False)}
 <p><a href="index.html">the course</a></p>
 <h1>Machines</h1>
 <p>Every results card in <code>results/</code> side by side: what each machine is, then every figure it
@@ -190,6 +190,19 @@ def lesson_rows(lessons: list[Path], zh: bool = False) -> list[dict]:
     return rows
 
 
+# Whether this build has the Chinese pages (a build of selected English lessons has none, and no switch).
+ZH_SITE = True
+
+
+def _switch(href: str, zh_page: bool) -> str:
+    return slides.switch(href, zh_page) if ZH_SITE else ""
+
+
+def _add_switch(page: Path, href: str, zh_page: bool) -> None:
+    if ZH_SITE:
+        slides.add_switch(page, href, zh_page)
+
+
 def zh_index_html(rows: list[dict]) -> str:
     """The Chinese index (``zh/index.html``): the lesson table of README.zh.md with links."""
     body = ["<table><tr><th>#</th><th>课程</th><th>内容</th><th>深入篇（英文）</th><th>幻灯片</th><th>答案（英文）</th></tr>"]
@@ -202,7 +215,7 @@ def zh_index_html(rows: list[dict]) -> str:
     return f"""<!DOCTYPE html>
 <html lang="zh-CN"><head><meta charset="utf-8"><title>在 GPU 上训练 PyTorch 模型</title>
 <style>{STYLE}</style></head><body>
-{slides.switch("../index.html", True)}
+{_switch("../index.html", True)}
 <h1>在 GPU 上训练 PyTorch 模型——以及为什么 GPU 有时比 CPU 还慢</h1>
 <p>每一课都是一个网页，附有课程在参考 CPU 上运行的输出（交互控件显示保存下来的状态；要拖动滑块，请在
 JupyterLab 中打开笔记本运行），也有幻灯片（按 <kbd>s</kbd> 打开讲稿）。深入篇和习题答案只有英文版。本站所有页面都可离线使用。
@@ -229,7 +242,7 @@ def index_html(rows: list[dict]) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
-{slides.switch("zh/index.html", False)}
+{_switch("zh/index.html", False)}
 <h1>Training PyTorch models on GPUs — and why it is sometimes slower than the CPU</h1>
 <p>Each lesson as a page with the outputs of the course's reference CPU run (widgets show their saved
 state; moving a slider needs a running kernel: open the notebook in JupyterLab), as slides (press
@@ -273,7 +286,7 @@ def instructor_html(lessons: list[Path], zh: bool = False) -> str:
         return f"""<!DOCTYPE html>
 <html lang="zh-CN"><head><meta charset="utf-8"><title>讲师笔记：在 GPU 上训练 PyTorch 模型</title>
 <style>{STYLE}</style></head><body>
-{slides.switch("../instructor.html", True)}
+{_switch("../instructor.html", True)}
 <h1>讲师笔记</h1>
 <p>每一课的幻灯片都是一次讲课：先是时间安排（每组幻灯片的分钟数），再是每张幻灯片要讲什么、问什么、演示什么。
 同样的讲稿也在幻灯片的讲者视图里（按 <kbd>s</kbd>）。学生在课程中看到的是折叠起来的“自我检查”问题。
@@ -284,7 +297,7 @@ def instructor_html(lessons: list[Path], zh: bool = False) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Instructor notes: Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
-{slides.switch("zh/instructor.html", False)}
+{_switch("zh/instructor.html", False)}
 <h1>Instructor notes</h1>
 <p>Each lesson's deck as a talk: its plan (minutes per group of slides), then every slide with what to say,
 what to ask the room and what to demo. The same notes are in the slides' speaker view (press <kbd>s</kbd>).
@@ -305,7 +318,7 @@ def glossary_html(source: Path = GLOSSARY, title: str = "Glossary") -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}: Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
-{slides.switch("zh/index.html", False)}
+{_switch("zh/index.html", False)}
 <p><a href="index.html">Back to the lessons</a> · <a href="zh/index.html">回到中文课程列表</a></p>
 {body}
 </body></html>
@@ -340,32 +353,34 @@ def build(out: Path = DEFAULT_OUT, slides_dir: Path = slides.DEFAULT_OUT, select
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(slides_dir, out / "slides")
+    global ZH_SITE
+    ZH_SITE = bool(chinese)
     has_zh = {p.name for p in chinese}
     for path in lessons:
         page = slides.export(path, out / "lessons" / f"{path.stem}.html", "html", "../slides/assets")
         relink(page)
-        slides.add_switch(page, f"../zh/lessons/{path.stem}.html" if path.name in has_zh else "../zh/index.html", False)
+        _add_switch(page, f"../zh/lessons/{path.stem}.html" if path.name in has_zh else "../zh/index.html", False)
         solution = SOLUTIONS / path.name
         if solution.exists():
             page = slides.export(solution, out / "solutions" / f"{path.stem}.html", "html", "../slides/assets")
             relink(page)
-            slides.add_switch(page, "../zh/index.html", False)
+            _add_switch(page, "../zh/index.html", False)
         deeper = DEEPER / path.name
         if deeper.exists():
             page = slides.export(deeper, out / "deeper" / f"{path.stem}.html", "html", "../slides/assets")
             relink(page)
-            slides.add_switch(page, "../zh/index.html", False)
+            _add_switch(page, "../zh/index.html", False)
             deeper_solution = SOLUTIONS / "deeper" / path.name
             if deeper_solution.exists():
                 page = slides.export(deeper_solution, out / "solutions" / "deeper" / f"{path.stem}.html", "html",
                                      "../../slides/assets")
                 relink(page, depth=2)
-                slides.add_switch(page, "../../zh/index.html", False)
+                _add_switch(page, "../../zh/index.html", False)
         print(f"{path.name[:2]}: lesson, {'deeper, ' if deeper.exists() else ''}{'solutions, ' if solution.exists() else ''}slides")
     for path in chinese:
         page = slides.export(path, out / "zh" / "lessons" / f"{path.stem}.html", "html", "../../slides/assets")
         relink(page, depth=2, lessons="zh/lessons")
-        slides.add_switch(page, f"../../lessons/{path.stem}.html", True)
+        _add_switch(page, f"../../lessons/{path.stem}.html", True)
         print(f"zh/{path.name[:2]}: lesson, slides")
     glossary = out / "glossary.html"
     glossary.write_text(glossary_html(), encoding="utf-8")

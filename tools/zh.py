@@ -30,6 +30,7 @@ import copy
 import hashlib
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -237,6 +238,55 @@ def problems(en_path: Path) -> list[str]:
     return out
 
 
+OUT_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def _shape(outputs: list) -> tuple[list[tuple], list[str]]:
+    """What a cell showed, language aside: each output's kind and formats (streams merged as nbval merges
+    them), and the numbers its text holds, sorted (a translation may order a sentence differently)."""
+    import copy as _copy
+
+    from nbval.plugin import coalesce_streams
+
+    kinds, numbers = [], []
+    for out in coalesce_streams(_copy.deepcopy(outputs)):
+        if out.output_type == "stream":
+            kinds.append(("stream", out.name))
+            text = out.text
+        else:
+            data = out.get("data", {})
+            kinds.append((out.output_type, tuple(sorted(k for k in data if k != "text/html"))))
+            text = data.get("text/plain", "")
+        numbers += [n.replace(",", "") for n in OUT_NUMBER.findall(text if isinstance(text, str) else "".join(text))]
+    return kinds, sorted(numbers)
+
+
+def output_problems(en_path: Path) -> list[str]:
+    """Where the Chinese lesson's stored outputs are not the English lesson's run in Chinese: a code cell
+    with other kinds of output (text, table, figure), or, in a cell the stored-output comparison checks
+    (not tagged ``nbval-ignore-output``), without every number the English cell shows (a translation
+    may add one: "1 B（10 亿）"). The English stored outputs are compared with a
+    live run by ``make test``; a Chinese lesson stored from the same code must agree with them."""
+    zp = zh_path(en_path)
+    if not zp.exists():
+        return []
+    english = {c.id: c for c in nbformat.read(en_path, as_version=4).cells if c.cell_type == "code"}
+    out = []
+    for c in nbformat.read(zp, as_version=4).cells:
+        e = english.get(c.id)
+        if c.cell_type != "code" or e is None or e.execution_count is None:
+            continue
+        (ek, en_numbers), (zk, zh_numbers) = _shape(e.outputs), _shape(c.outputs)
+        if ek != zk:
+            out.append(f"{en_path.stem} cell {c.id}: its stored outputs are {zk}, the English lesson's {ek}: "
+                       f"python tools/store_outputs.py zh/{en_path.name[:2]}")
+        elif "nbval-ignore-output" not in e.metadata.get("tags", []) and Counter(en_numbers) - Counter(zh_numbers):
+            gone = sorted((Counter(en_numbers) - Counter(zh_numbers)).elements())
+            out.append(f"{en_path.stem} cell {c.id}: its stored outputs lack numbers the English lesson's show "
+                       f"({', '.join(gone[:6])}): python tools/store_outputs.py zh/{en_path.name[:2]}")
+    return out
+
+
 def stale(en_path: Path) -> list[tuple[str, str]]:
     """(cell id, the English source now) of every translated cell whose English changed."""
     zp = zh_path(en_path)
@@ -342,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("lesson")
     args = ap.parse_args(argv)
     if args.cmd == "check":
-        found = [line for en in core_notebooks(REPO / "notebooks") for line in problems(en)]
+        found = [line for en in core_notebooks(REPO / "notebooks") for line in problems(en) + output_problems(en)]
         orphans = {p.name for p in zh_notebooks(REPO / "notebooks")} - {p.name for p in core_notebooks(REPO / "notebooks")}
         found += [f"notebooks/zh/{n}: no English lesson of that name" for n in sorted(orphans)]
         print("\n".join(found) if found else f"{len(core_notebooks(REPO / 'notebooks'))} Chinese lessons in step with the English")

@@ -21,7 +21,7 @@ MESSAGES = {
         "这里需要{what}，你给的是一个张量（形状 {shape}）：`.item()` 把只有一个元素的张量变成 Python 数。",
     " It still requires grad, so holding it keeps the autograd graph of its step alive (memory that grows "
     "with every tensor kept).":
-        "它还需要梯度（requires grad），所以留着它就会让这一步的自动求导计算图一直存活（每多留一个张量，占用的内存就多一份）。",
+        "它还需要梯度（requires grad），所以留着它就会让这一步的自动微分计算图一直存活（每多留一个张量，占用的内存就多一份）。",
     "you gave the string {value!r} where {what} is expected: write the number itself, without quotes.":
         "这里需要{what}，你给的是字符串 {value!r}：直接写数字本身，不要加引号。",
     "you gave {kind} {value!r} where {what} is expected.": "这里需要{what}，你给的是 {kind} {value!r}。",
