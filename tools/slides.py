@@ -206,8 +206,12 @@ def _without_reparse(base):
     return Exporter
 
 
+@functools.cache
 def exporter(kind: str, prefix: str):
-    """An nbconvert exporter (``slides`` or ``html``) using the offline templates."""
+    """An nbconvert exporter (``slides`` or ``html``) using the offline templates. One per kind and prefix,
+    reused: an exporter compiles its Jinja templates on first use (a quarter of `make site`'s time when
+    each page made its own), and keeps nothing of one notebook for the next (its widget-state lookup is
+    keyed by the notebook, set anew by every conversion)."""
     from nbconvert import HTMLExporter, SlidesExporter
     from traitlets.config import Config
 
