@@ -155,16 +155,21 @@ def same_moves(page, key: str, walk: list[str], like: str = "ArrowRight") -> tup
     return sorted(firsts), differs
 
 
-def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | None = None) -> dict:
+def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | None = None, walk: bool = True) -> dict:
     """Every slide of one deck: counts and the first few problems of each kind. The ArrowRight walk
     measures each slide it reaches (one pass over the deck, not a measuring pass and a walk); a slide it
     does not reach is measured through Reveal's API, so the report still covers every slide. PageDown is
-    then pressed once per kind of step the walk took (same_moves)."""
+    then pressed once per kind of step the walk took (same_moves). ``walk=False``: no keys, every slide
+    measured in one call (a deck whose keys are known to work as another's: a translation of it)."""
     deck = open_deck(page, path)
     total = len(deck["stops"])
     measured: dict = {}
-    walk = walk_keys(page, "ArrowRight", total, measured)
-    page_down_kinds, page_down_differs = same_moves(page, "PageDown", walk)
+    walked = walk
+    if walked:
+        walk = walk_keys(page, "ArrowRight", total, measured)
+        page_down_kinds, page_down_differs = same_moves(page, "PageDown", walk)
+    else:  # every slide measured through Reveal's API in one call: the fit only, not the keys
+        walk, page_down_kinds, page_down_differs = [f"{h}/{v}" for h, v in deck["stops"]], [], {}
     rest = [s for s in deck["stops"] if f"{s[0]}/{s[1]}" not in measured]
     for row in page.evaluate(_MEASURE, [BODY_PX, CODE_PX, rest]) if rest else []:
         measured[row["where"]] = row
@@ -177,7 +182,7 @@ def measure_deck(page, path: Path, shots: dict | None = None, shot_dir: Path | N
     return {
         "deck": path.name, "slides": total, "canvas": [deck["width"], deck["height"]],
         "navigationMode": deck["navigationMode"],
-        "arrow_right_reaches": len(set(walk)),
+        "arrow_right_reaches": len(set(walk)) if walked else None,  # None: the keys were not walked
         "page_down_kinds": page_down_kinds,
         "page_down_differs": page_down_differs,
         "tall": [r["where"] for r in rows if r["tall"]],
@@ -212,8 +217,9 @@ def table(results: list[dict]) -> str:
     for r in results:
         vals = [r["slides"], len(r["tall"]), len(r["clipped"]), len(r["small"]), len(r["no_notes"]),
                 r["arrow_right_reaches"], len(r["page_down_differs"])]
-        sums = [a + b for a, b in zip(sums, vals)]
-        lines.append(f"{r['deck'][:2]:<6}" + "".join(f"{v:>{w}}" for v, w in zip(vals, (7, 6, 9, 7, 10, 5, 6)))
+        sums = [a + (b or 0) for a, b in zip(sums, vals)]
+        name = r["deck"][:5] if r["deck"].startswith("zh/") else r["deck"][:2]
+        lines.append(f"{name:<6}" + "".join(f"{'-' if v is None else v:>{w}}" for v, w in zip(vals, (7, 6, 9, 7, 10, 5, 6)))
                      + f"  {r['canvas'][0]}x{r['canvas'][1]}")
     lines.append(f"{'all':<6}" + "".join(f"{v:>{w}}" for v, w in zip(sums, (7, 6, 9, 7, 10, 5, 6))))
     return "\n".join(lines)

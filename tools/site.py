@@ -203,15 +203,20 @@ def _add_switch(page: Path, href: str, zh_page: bool) -> None:
         slides.add_switch(page, href, zh_page)
 
 
+def lesson_table(rows: list[dict], heads: tuple[str, ...], words: tuple[str, str, str]) -> list[str]:
+    """The index's lesson table, its column heads and link words in the page's language."""
+    body = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>"]
+    for r in rows:
+        deeper = f'<a href="{r["deeper"]}">{words[0]}</a>' if r["deeper"] else "-"
+        sol = f'<a href="{r["solutions"]}">{words[2]}</a>' if r["solutions"] else "-"
+        body.append(f'<tr><td>{r["nn"]}</td><td><a href="{r["lesson"]}">{html.escape(r["title"])}</a></td>'
+                    f'<td>{r["what"]}</td><td>{deeper}</td><td><a href="{r["slides"]}">{words[1]}</a></td><td>{sol}</td></tr>')
+    return body + ["</table>"]
+
+
 def zh_index_html(rows: list[dict]) -> str:
     """The Chinese index (``zh/index.html``): the lesson table of README.zh.md with links."""
-    body = ["<table><tr><th>#</th><th>课程</th><th>内容</th><th>深入篇（英文）</th><th>幻灯片</th><th>答案（英文）</th></tr>"]
-    for r in rows:
-        sol = f'<a href="{r["solutions"]}">答案</a>' if r["solutions"] else "-"
-        deeper = f'<a href="{r["deeper"]}">深入篇</a>' if r["deeper"] else "-"
-        body.append(f'<tr><td>{r["nn"]}</td><td><a href="{r["lesson"]}">{html.escape(r["title"])}</a></td>'
-                    f'<td>{r["what"]}</td><td>{deeper}</td><td><a href="{r["slides"]}">幻灯片</a></td><td>{sol}</td></tr>')
-    body.append("</table>")
+    body = lesson_table(rows, ("#", "课程", "内容", "深入篇（英文）", "幻灯片", "答案（英文）"), ("深入篇", "幻灯片", "答案"))
     return f"""<!DOCTYPE html>
 <html lang="zh-CN"><head><meta charset="utf-8"><title>在 GPU 上训练 PyTorch 模型</title>
 <style>{STYLE}</style></head><body>
@@ -231,14 +236,7 @@ JupyterLab 中打开笔记本运行），也有幻灯片（按 <kbd>s</kbd> 打�
 
 def index_html(rows: list[dict]) -> str:
     """The index page: lesson table with links, then the reference figures."""
-    body = ["<table><tr><th>#</th><th>lesson</th><th>what it teaches</th><th>deeper</th><th>slides</th>"
-            "<th>solutions</th></tr>"]
-    for r in rows:
-        sol = f'<a href="{r["solutions"]}">solutions</a>' if r["solutions"] else "-"
-        deeper = f'<a href="{r["deeper"]}">deeper</a>' if r["deeper"] else "-"
-        body.append(f'<tr><td>{r["nn"]}</td><td><a href="{r["lesson"]}">{html.escape(r["title"])}</a></td>'
-                    f'<td>{r["what"]}</td><td>{deeper}</td><td><a href="{r["slides"]}">slides</a></td><td>{sol}</td></tr>')
-    body.append("</table>")
+    body = lesson_table(rows, ("#", "lesson", "what it teaches", "deeper", "slides", "solutions"), ("deeper", "slides", "solutions"))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
