@@ -51,6 +51,7 @@ code { background: #f3f3f3; padding: 0 .2em; }
 details { margin: .5rem 0; }
 table.course-table caption { text-align: left; font-weight: 600; }
 .notes { border-left: 4px solid #c9d7ee; padding: 0 1rem; margin: .5rem 0 1.5rem; }
+table.lessons td:nth-child(n+4), table.lessons th:nth-child(n+4) { white-space: nowrap; }
 """
 
 
@@ -205,11 +206,11 @@ def _add_switch(page: Path, href: str, zh_page: bool) -> None:
 
 def lesson_table(rows: list[dict], heads: tuple[str, ...], words: tuple[str, str, str]) -> list[str]:
     """The index's lesson table, its column heads and link words in the page's language."""
-    body = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>"]
+    body = ['<table class="lessons"><tr>' + "".join(f"<th>{h}</th>" for h in heads) + "</tr>"]
     for r in rows:
         deeper = f'<a href="{r["deeper"]}">{words[0]}</a>' if r["deeper"] else "-"
         sol = f'<a href="{r["solutions"]}">{words[2]}</a>' if r["solutions"] else "-"
-        body.append(f'<tr><td>{r["nn"]}</td><td><a href="{r["lesson"]}">{html.escape(r["title"])}</a></td>'
+        body.append(f'<tr><td>{r["nn"]}</td><td><a href="{r["lesson"]}">{inline_markdown(r["title"])}</a></td>'
                     f'<td>{r["what"]}</td><td>{deeper}</td><td><a href="{r["slides"]}">{words[1]}</a></td><td>{sol}</td></tr>')
     return body + ["</table>"]
 
