@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import torch
-import torch.utils.benchmark as tbench
 
 from .device import synchronize
 
@@ -70,6 +69,8 @@ def benchmark(
     def clock() -> float:
         synchronize(dev)
         return time.perf_counter()
+
+    import torch.utils.benchmark as tbench  # here: importing it costs every process that imports course_utils 0.17 s
 
     timer = tbench.Timer(
         stmt="fn()",
