@@ -100,10 +100,19 @@ def _lesson_seconds() -> dict[str, float]:
         return {}
 
 
+# The four longest units go first, in this order, so the two process-heavy deeper notebooks (10 compiles with
+# Inductor's worker processes, 11 launches up to four ranks) each run beside a browser test rather than
+# beside each other: run 17 above, where they started together, was 82 s slower in all. (Fresh-clone
+# runs of 2026-12-05 paired them again by the estimates alone: deeper/10 took 78 to 100 s, 11 81 to 95 s.)
+FIRST = [f"{LESSON_RUN}deeper/10_profiling_and_compile]", "tests/test_browser.py",
+         f"{LESSON_RUN}deeper/11_sharding_fsdp]", "tests/test_decks.py"]
+
+
 def pytest_collection_modifyitems(config, items):
     seconds = {**_lesson_seconds(), **MODULE_SECONDS}
-    # stable: a module's tests keep their order; the units go longest first
-    items.sort(key=lambda item: -seconds.get(_unit(item.nodeid), 0.0))
+    # stable: a module's tests keep their order; FIRST, then the other units longest first
+    items.sort(key=lambda item: (FIRST.index(_unit(item.nodeid)) if _unit(item.nodeid) in FIRST else len(FIRST),
+                                 -seconds.get(_unit(item.nodeid), 0.0)))
 
 
 def pytest_xdist_make_scheduler(config, log):
