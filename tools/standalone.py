@@ -24,7 +24,6 @@ install cell asks for ``COURSE_UTILS_SOURCE``: no link may point at a repository
 from __future__ import annotations
 
 import argparse
-import hashlib
 import re
 import sys
 from pathlib import Path
@@ -33,6 +32,9 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from course_utils.paths import all_notebooks, zh_notebooks  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import zh  # noqa: E402  (tools/zh.py: the hash a translated cell records)
 
 try:
     import tomllib
@@ -150,7 +152,7 @@ def fix_notebook(nb, path: str, cfg: dict) -> None:
     install.metadata.update({"slideshow": {"slide_type": "skip"}, "tags": [INSTALL_ID], "jupyter": {"source_hidden": True}})
     if lang == "zh":
         english = install_source(cfg).rstrip("\n")
-        install.metadata["translation"] = {"of": INSTALL_ID, "sha": hashlib.sha256(english.encode()).hexdigest()[:16]}
+        install.metadata["translation"] = {"of": INSTALL_ID, "sha": zh.sha(english)}
     heading = next((i for i, c in enumerate(cells)
                     if c.cell_type == "markdown" and any(h in c.source for h in COMPARE_HEADINGS)), None)
     if heading is not None:  # every core has one; a deeper notebook may not

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import functools
 import hashlib
 import re
 import sys
@@ -71,36 +72,47 @@ class _Blank(ast.NodeTransformer):
         return node
 
 
-def _python(source: str) -> str:
-    """The cell as plain Python: IPython's magics (``%timeit``, ``!pip``) become the calls they run."""
+@functools.cache
+def _transformer():
+    """IPython's input transformer (one, reused), or None without IPython."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
     except ImportError:  # without IPython, a cell with magics will not parse: reported as such
-        return source
-    return TransformerManager().transform_cell(source)
+        return None
+    return TransformerManager()
 
 
-def code_shape(source: str) -> str:
-    """What must be equal between an English code cell and its translation."""
+def _python(source: str) -> str:
+    """The cell as plain Python: IPython's magics (``%timeit``, ``!pip``) become the calls they run."""
+    manager = _transformer()
+    return manager.transform_cell(source) if manager else source
+
+
+def _blanked(source: str) -> list[tuple[str, int]] | str:
+    """Each statement with every string blanked, and its line; or the syntax error, as text."""
     try:
         tree = ast.parse(_python(source))
     except SyntaxError as err:
         return f"<syntax error: {err.msg}, line {err.lineno}>"
-    return ast.dump(_Blank().visit(tree))
+    return [(ast.dump(_Blank().visit(node)), node.lineno) for node in tree.body]
+
+
+def code_shape(source: str) -> str:
+    """What must be equal between an English code cell and its translation."""
+    shape = _blanked(source)
+    return shape if isinstance(shape, str) else "\n".join(dump for dump, _ in shape)
 
 
 def code_difference(en: str, zh: str) -> str | None:
     """None when the two differ only in comments and strings, else the first line that differs."""
-    if code_shape(en) == code_shape(zh):
+    a, b = _blanked(en), _blanked(zh)
+    if a == b or (not isinstance(a, str) and not isinstance(b, str) and [x for x, _ in a] == [y for y, _ in b]):
         return None
-    a = [ast.dump(_Blank().visit(n)) for n in ast.parse(_python(en)).body] if "syntax" not in code_shape(en) else []
-    try:
-        b = [ast.dump(_Blank().visit(n)) for n in ast.parse(_python(zh)).body]
-    except SyntaxError as err:
-        return f"the translation does not parse: {err.msg} (line {err.lineno})"
-    for i, (x, y) in enumerate(zip(a, b)):
+    if isinstance(b, str):
+        return f"the translation does not parse: {b.strip('<>').removeprefix('syntax error: ')}"
+    a = [] if isinstance(a, str) else a
+    for i, ((x, _), (y, line)) in enumerate(zip(a, b)):
         if x != y:
-            line = ast.parse(_python(zh)).body[i].lineno
             return f"statement {i + 1} (line {line} of the translation) is not the English code"
     return f"the English has {len(a)} statements, the translation {len(b)}"
 
@@ -244,12 +256,10 @@ OUT_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 def _shape(outputs: list) -> tuple[list[tuple], list[str]]:
     """What a cell showed, language aside: each output's kind and formats (streams merged as nbval merges
     them), and the numbers its text holds, sorted (a translation may order a sentence differently)."""
-    import copy as _copy
-
     from nbval.plugin import coalesce_streams
 
     kinds, numbers = [], []
-    for out in coalesce_streams(_copy.deepcopy(outputs)):
+    for out in coalesce_streams(copy.deepcopy(outputs)):
         if out.output_type == "stream":
             kinds.append(("stream", out.name))
             text = out.text
