@@ -123,7 +123,7 @@ def reference_tables() -> str:
     return "\n".join(parts)
 
 
-def machines_html() -> str:
+def machines_html(switch: bool = True) -> str:
     """The "machines" page: every results card side by side, one column per card (its machine first,
     then every figure, lesson by lesson); a card that fails the schema is listed with its problem."""
     sys.path.insert(0, str(REPO))
@@ -162,7 +162,7 @@ def machines_html() -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Machines: every results card</title>
 <style>{STYLE}</style></head><body>
-{_switch("zh/index.html", False)}
+{slides.switch("zh/index.html", False) if switch else ""}
 <p><a href="index.html">the course</a></p>
 <h1>Machines</h1>
 <p>Every results card in <code>results/</code> side by side: what each machine is, then every figure it
@@ -191,19 +191,6 @@ def lesson_rows(lessons: list[Path], zh: bool = False) -> list[dict]:
     return rows
 
 
-# Whether this build has the Chinese pages (a build of selected English lessons has none, and no switch).
-ZH_SITE = True
-
-
-def _switch(href: str, zh_page: bool) -> str:
-    return slides.switch(href, zh_page) if ZH_SITE else ""
-
-
-def _add_switch(page: Path, href: str, zh_page: bool) -> None:
-    if ZH_SITE:
-        slides.add_switch(page, href, zh_page)
-
-
 def lesson_table(rows: list[dict], heads: tuple[str, ...], words: tuple[str, str, str]) -> list[str]:
     """The index's lesson table, its column heads and link words in the page's language."""
     body = ['<table class="lessons"><tr>' + "".join(f"<th>{h}</th>" for h in heads) + "</tr>"]
@@ -221,7 +208,7 @@ def zh_index_html(rows: list[dict]) -> str:
     return f"""<!DOCTYPE html>
 <html lang="zh-CN"><head><meta charset="utf-8"><title>在 GPU 上训练 PyTorch 模型</title>
 <style>{STYLE}</style></head><body>
-{_switch("../index.html", True)}
+{slides.switch("../index.html", True)}
 <h1>在 GPU 上训练 PyTorch 模型——以及为什么 GPU 有时比 CPU 还慢</h1>
 <p>每一课都是一个网页，附有课程在参考 CPU 上运行的输出（交互控件显示保存下来的状态；要拖动滑块，请在
 JupyterLab 中打开笔记本运行），也有幻灯片（按 <kbd>s</kbd> 打开讲稿）。深入篇和习题答案只有英文版。本站所有页面都可离线使用。
@@ -235,13 +222,13 @@ JupyterLab 中打开笔记本运行），也有幻灯片（按 <kbd>s</kbd> 打�
 """
 
 
-def index_html(rows: list[dict]) -> str:
+def index_html(rows: list[dict], switch: bool = True) -> str:
     """The index page: lesson table with links, then the reference figures."""
     body = lesson_table(rows, ("#", "lesson", "what it teaches", "deeper", "slides", "solutions"), ("deeper", "slides", "solutions"))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
-{_switch("zh/index.html", False)}
+{slides.switch("zh/index.html", False) if switch else ""}
 <h1>Training PyTorch models on GPUs — and why it is sometimes slower than the CPU</h1>
 <p>Each lesson as a page with the outputs of the course's reference CPU run (widgets show their saved
 state; moving a slider needs a running kernel: open the notebook in JupyterLab), as slides (press
@@ -260,7 +247,7 @@ here only once its file exists.</p>
 """
 
 
-def instructor_html(lessons: list[Path], zh: bool = False) -> str:
+def instructor_html(lessons: list[Path], zh: bool = False, switch: bool = True) -> str:
     """The instructor's page: per lesson, its deck's plan (minutes per slide group), then every slide's
     title, minutes and notes (Say / Ask the room / Demo), as the speaker view shows them."""
     import nbformat
@@ -285,7 +272,7 @@ def instructor_html(lessons: list[Path], zh: bool = False) -> str:
         return f"""<!DOCTYPE html>
 <html lang="zh-CN"><head><meta charset="utf-8"><title>讲师笔记：在 GPU 上训练 PyTorch 模型</title>
 <style>{STYLE}</style></head><body>
-{_switch("../instructor.html", True)}
+{slides.switch("../instructor.html", True)}
 <h1>讲师笔记</h1>
 <p>每一课的幻灯片都是一次讲课：先是时间安排（每组幻灯片的分钟数），再是每张幻灯片要讲什么、问什么、演示什么。
 同样的讲稿也在幻灯片的讲者视图里（按 <kbd>s</kbd>）。学生在课程中看到的是折叠起来的“自我检查”问题。
@@ -296,7 +283,7 @@ def instructor_html(lessons: list[Path], zh: bool = False) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Instructor notes: Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
-{_switch("zh/instructor.html", False)}
+{slides.switch("zh/instructor.html", False) if switch else ""}
 <h1>Instructor notes</h1>
 <p>Each lesson's deck as a talk: its plan (minutes per group of slides), then every slide with what to say,
 what to ask the room and what to demo. The same notes are in the slides' speaker view (press <kbd>s</kbd>).
@@ -307,7 +294,7 @@ Students see the questions in the lessons as folded "Check yourself" cells.
 """
 
 
-def glossary_html(source: Path = GLOSSARY, title: str = "Glossary") -> str:
+def glossary_html(source: Path = GLOSSARY, title: str = "Glossary", switch: bool = True) -> str:
     """A markdown page as a page of the site's root (anchors kept: lessons link glossary.md#term):
     notebooks/glossary.md, and docs/sources.md, which the lessons link for the posts they check."""
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
@@ -317,7 +304,7 @@ def glossary_html(source: Path = GLOSSARY, title: str = "Glossary") -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}: Training PyTorch models on GPUs</title>
 <style>{STYLE}</style></head><body>
-{_switch("zh/index.html", False)}
+{slides.switch("zh/index.html", False) if switch else ""}
 <p><a href="index.html">Back to the lessons</a> · <a href="zh/index.html">回到中文课程列表</a></p>
 {body}
 </body></html>
@@ -352,45 +339,48 @@ def build(out: Path = DEFAULT_OUT, slides_dir: Path = slides.DEFAULT_OUT, select
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(slides_dir, out / "slides")
-    global ZH_SITE
-    ZH_SITE = bool(chinese)
+    switch = bool(chinese)  # each page links its other language only when the Chinese pages are built
     has_zh = {p.name for p in chinese}
     for path in lessons:
         page = slides.export(path, out / "lessons" / f"{path.stem}.html", "html", "../slides/assets")
         relink(page)
-        _add_switch(page, f"../zh/lessons/{path.stem}.html" if path.name in has_zh else "../zh/index.html", False)
+        if switch:
+            slides.add_switch(page, f"../zh/lessons/{path.stem}.html" if path.name in has_zh else "../zh/index.html", False)
         solution = SOLUTIONS / path.name
         if solution.exists():
             page = slides.export(solution, out / "solutions" / f"{path.stem}.html", "html", "../slides/assets")
             relink(page)
-            _add_switch(page, "../zh/index.html", False)
+            if switch:
+                slides.add_switch(page, "../zh/index.html", False)
         deeper = DEEPER / path.name
         if deeper.exists():
             page = slides.export(deeper, out / "deeper" / f"{path.stem}.html", "html", "../slides/assets")
             relink(page)
-            _add_switch(page, "../zh/index.html", False)
+            if switch:
+                slides.add_switch(page, "../zh/index.html", False)
             deeper_solution = SOLUTIONS / "deeper" / path.name
             if deeper_solution.exists():
                 page = slides.export(deeper_solution, out / "solutions" / "deeper" / f"{path.stem}.html", "html",
                                      "../../slides/assets")
                 relink(page, depth=2)
-                _add_switch(page, "../../zh/index.html", False)
+                if switch:
+                    slides.add_switch(page, "../../zh/index.html", False)
         print(f"{path.name[:2]}: lesson, {'deeper, ' if deeper.exists() else ''}{'solutions, ' if solution.exists() else ''}slides")
     for path in chinese:
         page = slides.export(path, out / "zh" / "lessons" / f"{path.stem}.html", "html", "../../slides/assets")
         relink(page, depth=2, lessons="zh/lessons")
-        _add_switch(page, f"../../lessons/{path.stem}.html", True)
+        slides.add_switch(page, f"../../lessons/{path.stem}.html", True)
         print(f"zh/{path.name[:2]}: lesson, slides")
     glossary = out / "glossary.html"
-    glossary.write_text(glossary_html(), encoding="utf-8")
-    (out / "sources.html").write_text(glossary_html(REPO / "docs" / "sources.md", "Sources"), encoding="utf-8")
-    (out / "instructor.html").write_text(instructor_html(lessons), encoding="utf-8")
+    glossary.write_text(glossary_html(switch=switch), encoding="utf-8")
+    (out / "sources.html").write_text(glossary_html(REPO / "docs" / "sources.md", "Sources", switch), encoding="utf-8")
+    (out / "instructor.html").write_text(instructor_html(lessons, switch=switch), encoding="utf-8")
     index = out / "index.html"
-    index.write_text(index_html(lesson_rows(lessons)), encoding="utf-8")
+    index.write_text(index_html(lesson_rows(lessons), switch), encoding="utf-8")
     if chinese:
         (out / "zh" / "index.html").write_text(zh_index_html(lesson_rows(chinese, zh=True)), encoding="utf-8")
         (out / "zh" / "instructor.html").write_text(instructor_html(chinese, zh=True), encoding="utf-8")
-    (out / "machines.html").write_text(machines_html(), encoding="utf-8")
+    (out / "machines.html").write_text(machines_html(switch), encoding="utf-8")
     return index
 
 
